@@ -1,0 +1,101 @@
+package layers
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// randDense returns a float64 tensor of N(0, sd^2) values.
+func randDense(rng *rand.Rand, sd float64, shape ...int) *tensor.Dense {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.NormFloat64() * sd
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+}
+
+// builder builds an output node from input nodes.
+type builder func(g *G.ExprGraph, in []*G.Node) (*G.Node, error)
+
+// gradCheck compares Gorgonia's gradients of loss = sum(out * R) (R fixed and
+// random; loss = out for a scalar output) with central finite differences
+// for every element of each input whose index is in wrt. Inputs must be
+// float64 tensors (others, such as Int targets, may be passed but not in wrt).
+func gradCheck(t *testing.T, inputs []*tensor.Dense, wrt []int, build builder) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	g := G.NewGraph()
+	nodes := make([]*G.Node, len(inputs))
+	for i, in := range inputs {
+		nodes[i] = G.NewTensor(g, in.Dtype(), in.Dims(), G.WithShape(in.Shape()...), G.WithValue(in), G.WithName(string(rune('a'+i))))
+	}
+	out, err := build(g, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss := out
+	if !out.IsScalar() {
+		r := G.NewTensor(g, G.Float64, out.Dims(), G.WithShape(out.Shape()...), G.WithValue(randDense(rng, 1, out.Shape()...)), G.WithName("R"))
+		loss = G.Must(G.Sum(G.Must(G.HadamardProd(out, r))))
+	}
+	var ws G.Nodes
+	for _, i := range wrt {
+		ws = append(ws, nodes[i])
+	}
+	grads, err := G.Grad(loss, ws...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	run := func() float64 {
+		vm.Reset()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return loss.Value().Data().(float64)
+	}
+	run()
+	analytic := make([][]float64, len(wrt))
+	for k := range wrt {
+		analytic[k] = append([]float64(nil), grads[k].Value().Data().([]float64)...)
+	}
+	const eps = 1e-6
+	for k, i := range wrt {
+		x := inputs[i].Data().([]float64)
+		for e := range x {
+			orig := x[e]
+			x[e] = orig + eps
+			up := run()
+			x[e] = orig - eps
+			down := run()
+			x[e] = orig
+			num := (up - down) / (2 * eps)
+			if d := math.Abs(num - analytic[k][e]); d > 1e-6+1e-5*math.Abs(num) {
+				t.Fatalf("input %d element %d: analytic %.9g, numeric %.9g", i, e, analytic[k][e], num)
+			}
+		}
+	}
+}
+
+func f64(shape []int, v ...float64) *tensor.Dense {
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+}
+
+// toF64 converts a float32 tensor to float64.
+func toF64(t *tensor.Dense) *tensor.Dense {
+	src := t.Data().([]float32)
+	dst := make([]float64, len(src))
+	for i, v := range src {
+		dst[i] = float64(v)
+	}
+	return tensor.New(tensor.WithShape(t.Shape()...), tensor.WithBacking(dst))
+}

@@ -1,0 +1,132 @@
+package layers
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// float is the element type of every kernel: float32 for models, float64 for
+// gradient checks.
+type float interface{ ~float32 | ~float64 }
+
+// parallelChunks splits [0, n) into fixed chunks (their number depends only on
+// n and minChunk, never on the machine) and runs fn on them concurrently. A
+// fixed split keeps every reduction's summation order, and so every result,
+// bit-identical from run to run.
+func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) {
+	chunks := numChunks(n, minChunk)
+	if chunks <= 1 {
+		if n > 0 {
+			fn(0, 0, n)
+		}
+		return
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if workers > chunks {
+		workers = chunks
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, chunks)
+	for c := 0; c < chunks; c++ {
+		next <- c
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				lo, hi := chunkBounds(n, chunks, c)
+				fn(c, lo, hi)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// maxChunks bounds the number of chunks a loop is split into.
+const maxChunks = 16
+
+func numChunks(n, minChunk int) int {
+	if minChunk < 1 {
+		minChunk = 1
+	}
+	c := n / minChunk
+	if c > maxChunks {
+		c = maxChunks
+	}
+	if c < 1 {
+		c = 1
+	}
+	return c
+}
+
+func chunkBounds(n, chunks, c int) (lo, hi int) {
+	return n * c / chunks, n * (c + 1) / chunks
+}
+
+// gemm computes C = alpha*op(A)*op(B) + beta*C (row-major) with the BLAS that
+// Gorgonia is using, so a faster BLAS chosen with gorgonia.Use serves the
+// custom ops too.
+func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	impl := G.WhichBLAS()
+	switch a := any(a).(type) {
+	case []float32:
+		impl.Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		impl.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	}
+}
+
+// dense returns v as a *tensor.Dense or an error naming the op.
+func dense(op string, v G.Value) (*tensor.Dense, error) {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("%s: expected a dense tensor, got %T", op, v)
+	}
+	return d, nil
+}
+
+// newLike allocates a zeroed tensor of the given dtype and shape.
+func newLike(dt tensor.Dtype, shape ...int) *tensor.Dense {
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+}
+
+// scalarValue reads a scalar gradient value (a Gorgonia scalar or a
+// one-element tensor) as float64.
+func scalarValue(v G.Value) (float64, error) {
+	switch s := v.(type) {
+	case *G.F32:
+		return float64(*s), nil
+	case *G.F64:
+		return float64(*s), nil
+	case *tensor.Dense:
+		switch d := s.Data().(type) {
+		case float32:
+			return float64(d), nil
+		case float64:
+			return d, nil
+		case []float32:
+			if len(d) == 1 {
+				return float64(d[0]), nil
+			}
+		case []float64:
+			if len(d) == 1 {
+				return d[0], nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("expected a scalar gradient, got %T", v)
+}

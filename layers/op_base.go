@@ -1,0 +1,54 @@
+package layers
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// opBase carries the bookkeeping every custom op shares. key must spell out
+// every parameter of the op: Gorgonia merges nodes whose ops hash alike.
+type opBase struct {
+	key   string
+	arity int
+	typ   hm.Type
+}
+
+func (o opBase) Arity() int            { return o.arity }
+func (o opBase) Type() hm.Type         { return o.typ }
+func (o opBase) ReturnsPtr() bool      { return false }
+func (o opBase) CallsExtern() bool     { return false }
+func (o opBase) OverwritesInput() int  { return -1 }
+func (o opBase) WriteHash(h hash.Hash) { fmt.Fprint(h, o.key) }
+func (o opBase) String() string        { return o.key }
+func (o opBase) Hashcode() uint32      { h := fnv.New32a(); o.WriteHash(h); return h.Sum32() }
+func (o opBase) checkArity(n int) error {
+	if n != o.arity {
+		return fmt.Errorf("%s: got %d inputs, want %d", o.key, n, o.arity)
+	}
+	return nil
+}
+
+// tt is a tensor type of the given rank over element type a.
+func tt(dims int, of hm.Type) G.TensorType { return G.TensorType{Dims: dims, Of: of} }
+
+var (
+	tvA    = hm.TypeVariable('a')
+	intVec = tt(1, tensor.Int)
+)
+
+// shapeOf returns input i of InferShape as a shape.
+func shapeOf(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
+	if i >= len(in) {
+		return nil, fmt.Errorf("%s: missing input %d", op, i)
+	}
+	s, ok := in[i].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input %d has no static shape", op, i)
+	}
+	return s, nil
+}

@@ -1,0 +1,176 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// CrossEntropy is the mean negative log-likelihood, in nats, of integer
+// targets (N) under the rows of logits (N, V): mean_i -log softmax(logits_i)[t_i].
+// targets must be an Int tensor node; it receives no gradient.
+func CrossEntropy(logits, targets *G.Node) (*G.Node, error) {
+	if logits.Dims() != 2 || targets.Dims() != 1 {
+		return nil, fmt.Errorf("cross-entropy: want logits (N, V) and targets (N), got %v and %v", logits.Shape(), targets.Shape())
+	}
+	op := &crossEntropyOp{opBase{key: "CrossEntropy{mean}", arity: 2, typ: hm.NewFnType(tt(2, tvA), intVec, tvA)}}
+	return G.ApplyOp(op, logits, targets)
+}
+
+type crossEntropyOp struct{ opBase }
+
+func (o *crossEntropyOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	l, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	t, err := shapeOf(o.key, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(l) != 2 || t.TotalSize() != l[0] {
+		return nil, fmt.Errorf("%s: %d targets for logits %v", o.key, t.TotalSize(), l)
+	}
+	return tensor.ScalarShape(), nil
+}
+
+// xentInputs reads the logits and the checked integer targets.
+func xentInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
+	l, err := dense(key, vals[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := dense(key, vals[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, ok := t.Data().([]int)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: targets must be int, got %v", key, t.Dtype())
+	}
+	v := l.Shape()[1]
+	for i, id := range ids {
+		if id < 0 || id >= v {
+			return nil, nil, fmt.Errorf("%s: target %d at position %d is outside the vocabulary of %d", key, id, i, v)
+		}
+	}
+	return l, ids, nil
+}
+
+func (o *crossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	l, ids, err := xentInputs(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	nll := make([]float64, len(ids))
+	switch x := l.Data().(type) {
+	case []float32:
+		TokenNLL(x, l.Shape()[1], ids, nll)
+		return G.NewF32(float32(mean(nll))), nil
+	case []float64:
+		TokenNLL(x, l.Shape()[1], ids, nll)
+		return G.NewF64(mean(nll)), nil
+	}
+	return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, l.Dtype())
+}
+
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+func (o *crossEntropyOp) DiffWRT(int) []bool { return []bool{true, false} }
+
+func (o *crossEntropyOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	b := &crossEntropyGradOp{opBase{key: "CrossEntropyGrad{mean}", arity: 3,
+		typ: hm.NewFnType(tt(2, tvA), intVec, tvA, tt(2, tvA))}}
+	n, err := G.ApplyOp(b, in[0], in[1], grad)
+	return G.Nodes{n, nil}, err
+}
+
+// TokenNLL writes, for each row i of logits (len(targets) x v), the negative
+// log-likelihood -log softmax(row_i)[targets[i]] in nats, computed stably in
+// float64. It is the one implementation of the loss, shared by training and
+// evaluation.
+func TokenNLL[T float](logits []T, v int, targets []int, out []float64) {
+	parallelChunks(len(targets), 64, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := logits[i*v : (i+1)*v]
+			mx, lse := logSumExp(row)
+			out[i] = mx + lse - float64(row[targets[i]])
+		}
+	})
+}
+
+// logSumExp returns (max, log sum exp(row-max)).
+func logSumExp[T float](row []T) (float64, float64) {
+	mx := math.Inf(-1)
+	for _, x := range row {
+		if float64(x) > mx {
+			mx = float64(x)
+		}
+	}
+	var s float64
+	for _, x := range row {
+		s += math.Exp(float64(x) - mx)
+	}
+	return mx, math.Log(s)
+}
+
+// crossEntropyGradOp: d logits = g * (softmax(logits) - onehot(target)) / N.
+type crossEntropyGradOp struct{ opBase }
+
+func (o *crossEntropyGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (o *crossEntropyGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	l, ids, err := xentInputs(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	g, err := scalarValue(vals[2])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", o.key, err)
+	}
+	out := newLike(l.Dtype(), l.Shape()...)
+	scale := g / float64(len(ids))
+	switch x := l.Data().(type) {
+	case []float32:
+		xentBackward(x, l.Shape()[1], ids, scale, out.Data().([]float32))
+	case []float64:
+		xentBackward(x, l.Shape()[1], ids, scale, out.Data().([]float64))
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, l.Dtype())
+	}
+	return out, nil
+}
+
+func xentBackward[T float](logits []T, v int, targets []int, scale float64, out []T) {
+	parallelChunks(len(targets), 64, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row, or := logits[i*v:(i+1)*v], out[i*v:(i+1)*v]
+			mx, lse := logSumExp(row)
+			for j, x := range row {
+				or[j] = T(scale * math.Exp(float64(x)-mx-lse))
+			}
+			or[targets[i]] -= T(scale)
+		}
+	})
+}

@@ -1,0 +1,250 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GELU is the exact Gaussian error linear unit, x * Phi(x) =
+// 0.5 x (1 + erf(x / sqrt 2)), as PyTorch's default (not the tanh form).
+func GELU(x *G.Node) (*G.Node, error) {
+	op := &geluOp{opBase{key: "GELU{exact}", arity: 1, typ: hm.NewFnType(tvA, tvA)}}
+	return G.ApplyOp(op, x)
+}
+
+type geluOp struct{ opBase }
+
+func (o *geluOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (o *geluOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	x, err := dense(o.key, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(x.Dtype(), x.Shape()...)
+	switch xs := x.Data().(type) {
+	case []float32:
+		mapParallel(xs, out.Data().([]float32), gelu)
+	case []float64:
+		mapParallel(xs, out.Data().([]float64), gelu)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
+	}
+	return out, nil
+}
+
+func (o *geluOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (o *geluOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	b := &geluGradOp{opBase{key: "GELUGrad{exact}", arity: 2, typ: hm.NewFnType(tvA, tvA, tvA)}}
+	n, err := G.ApplyOp(b, in[0], grad)
+	return G.Nodes{n}, err
+}
+
+func gelu(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
+// geluDeriv is Phi(x) + x*phi(x).
+func geluDeriv(x float64) float64 {
+	return 0.5*(1+math.Erf(x/math.Sqrt2)) + x*math.Exp(-0.5*x*x)/math.Sqrt(2*math.Pi)
+}
+
+// mapParallel sets out[i] = f(x[i]) in float64 arithmetic.
+func mapParallel[T float](x, out []T, f func(float64) float64) {
+	parallelChunks(len(x), 4096, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = T(f(float64(x[i])))
+		}
+	})
+}
+
+type geluGradOp struct{ opBase }
+
+func (o *geluGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (o *geluGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	x, err := dense(o.key, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	dy, err := dense(o.key, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(x.Dtype(), x.Shape()...)
+	switch xs := x.Data().(type) {
+	case []float32:
+		geluBackward(xs, dy.Data().([]float32), out.Data().([]float32))
+	case []float64:
+		geluBackward(xs, dy.Data().([]float64), out.Data().([]float64))
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
+	}
+	return out, nil
+}
+
+func geluBackward[T float](x, dy, out []T) {
+	parallelChunks(len(x), 4096, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = T(geluDeriv(float64(x[i]))) * dy[i]
+		}
+	})
+}
+
+// AddRows adds the rows of t (R, D) to x (N, D) periodically: row i of the
+// result is x[i] + t[i mod R]. With R = 1 it is a linear layer's bias; with
+// R = T it adds a (T, D) position table to every sequence of a batch.
+func AddRows(x, t *G.Node) (*G.Node, error) {
+	if x.Dims() != 2 || (t.Dims() != 2 && t.Dims() != 1) {
+		return nil, fmt.Errorf("addrows: want x (N, D) and t (R, D) or (D), got %v and %v", x.Shape(), t.Shape())
+	}
+	op := &addRowsOp{opBase{key: "AddRows", arity: 2, typ: hm.NewFnType(tt(2, tvA), tt(t.Dims(), tvA), tt(2, tvA))}}
+	return G.ApplyOp(op, x, t)
+}
+
+type addRowsOp struct{ opBase }
+
+func (o *addRowsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	x, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	t, err := shapeOf(o.key, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != 2 || t.TotalSize() == 0 || t.TotalSize()%x[1] != 0 || x[0]%(t.TotalSize()/x[1]) != 0 {
+		return nil, fmt.Errorf("%s: cannot add rows of %v to %v", o.key, t, x)
+	}
+	return x.Clone(), nil
+}
+
+func (o *addRowsOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	x, err := dense(o.key, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	t, err := dense(o.key, vals[1])
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(x.Dtype(), x.Shape()...)
+	d := x.Shape()[1]
+	switch xs := x.Data().(type) {
+	case []float32:
+		addRows(xs, t.Data().([]float32), out.Data().([]float32), d)
+	case []float64:
+		addRows(xs, t.Data().([]float64), out.Data().([]float64), d)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
+	}
+	return out, nil
+}
+
+func addRows[T float](x, t, out []T, d int) {
+	period := len(t)
+	parallelChunks(len(x)/d, 64, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			tr := t[(r*d)%period:]
+			for j, v := range x[r*d : (r+1)*d] {
+				out[r*d+j] = v + tr[j]
+			}
+		}
+	})
+}
+
+func (o *addRowsOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+// SymDiff: x's gradient is dy itself; t's is dy summed over its periods.
+func (o *addRowsOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	b := &sumRowsOp{opBase: opBase{key: fmt.Sprintf("SumRows{%v}", in[1].Shape()), arity: 1,
+		typ: hm.NewFnType(tt(2, tvA), tt(in[1].Dims(), tvA))}, shape: in[1].Shape().Clone()}
+	dt, err := G.ApplyOp(b, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{grad, dt}, nil
+}
+
+// sumRowsOp sums the rows of dy (N, D) into shape (R, D) by period R.
+type sumRowsOp struct {
+	opBase
+	shape tensor.Shape
+}
+
+func (o *sumRowsOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return o.shape.Clone(), nil }
+
+func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	dy, err := dense(o.key, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	out := newLike(dy.Dtype(), o.shape...)
+	switch g := dy.Data().(type) {
+	case []float32:
+		sumRows(g, out.Data().([]float32), dy.Shape()[1])
+	case []float64:
+		sumRows(g, out.Data().([]float64), dy.Shape()[1])
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, dy.Dtype())
+	}
+	return out, nil
+}
+
+// sumRows adds row r of dy into row r mod R of out, with per-chunk partial
+// sums combined in chunk order so the result is reproducible.
+func sumRows[T float](dy, out []T, d int) {
+	period := len(out)
+	rows := len(dy) / d
+	if period >= len(dy)/4 { // few rows per period: no reduction worth splitting
+		for i, g := range dy {
+			out[i%period] += g
+		}
+		return
+	}
+	chunks := numChunks(rows, 64)
+	partial := make([]float64, chunks*period)
+	parallelChunks(rows, 64, func(c, lo, hi int) {
+		acc := partial[c*period : (c+1)*period]
+		for r := lo; r < hi; r++ {
+			off := (r * d) % period
+			for j, g := range dy[r*d : (r+1)*d] {
+				acc[off+j] += float64(g)
+			}
+		}
+	})
+	for i := range out {
+		var s float64
+		for c := 0; c < chunks; c++ {
+			s += partial[c*period+i]
+		}
+		out[i] = T(s)
+	}
+}
