@@ -1,0 +1,150 @@
+package data
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+)
+
+// seedMix is XORed into the seed to form the second word of the PCG seed.
+const seedMix = 0x9E3779B97F4A7C15
+
+// samplerMagic starts the output of [Sampler.MarshalBinary].
+const samplerMagic = "alibi.sampler.v1"
+
+// samplerHeaderLen is the size of the encoded state before the PCG state:
+// magic, token count, window length, batch size and batch counter.
+const samplerHeaderLen = len(samplerMagic) + 4*8
+
+// Sampler draws batches of random training windows from a token stream using
+// a seeded random number generator. Its state can be saved with
+// [Sampler.MarshalBinary] and restored with [Sampler.UnmarshalBinary], after
+// which it produces exactly the batches the uninterrupted sampler would have.
+//
+// A Sampler must be created with [NewSampler] and is not safe for concurrent
+// use.
+type Sampler struct {
+	tokens  []int
+	length  int
+	batch   int
+	src     *rand.PCG
+	rng     *rand.Rand
+	batches int64
+}
+
+// NewSampler returns a sampler of batch windows of length tokens each, drawn
+// from tokens with a PCG generator seeded from seed. The sampler keeps a
+// reference to tokens, which must not be modified while it is in use.
+//
+// It returns an error if length or batch is less than 1 or if tokens is
+// shorter than length+1 (one window plus its shifted target).
+func NewSampler(tokens []int, length, batch int, seed uint64) (*Sampler, error) {
+	if length < 1 {
+		return nil, fmt.Errorf("sampler: window length %d must be at least 1", length)
+	}
+	if batch < 1 {
+		return nil, fmt.Errorf("sampler: batch size %d must be at least 1", batch)
+	}
+	if len(tokens) < length+1 {
+		return nil, fmt.Errorf("sampler: corpus of %d tokens is shorter than one window of %d+1", len(tokens), length)
+	}
+	src := rand.NewPCG(seed, seed^seedMix)
+	return &Sampler{
+		tokens: tokens,
+		length: length,
+		batch:  batch,
+		src:    src,
+		rng:    rand.New(src),
+	}, nil
+}
+
+// Next fills x and y with the next batch. Both must have length
+// batch*length and are laid out row-major as batch rows of length tokens.
+// For each row a start is drawn uniformly from [0, len(tokens)-length-1];
+// the row of x is tokens[start:start+length] and the row of y is
+// tokens[start+1:start+length+1].
+//
+// Next panics if x or y has the wrong length, which is a programming error.
+func (s *Sampler) Next(x, y []int) {
+	want := s.batch * s.length
+	if len(x) != want || len(y) != want {
+		panic(fmt.Sprintf("data: Sampler.Next: got len(x)=%d, len(y)=%d, want %d (batch %d x length %d)",
+			len(x), len(y), want, s.batch, s.length))
+	}
+	starts := len(s.tokens) - s.length
+	for r := range s.batch {
+		start := s.rng.IntN(starts)
+		row := r * s.length
+		copy(x[row:row+s.length], s.tokens[start:start+s.length])
+		copy(y[row:row+s.length], s.tokens[start+1:start+s.length+1])
+	}
+	s.batches++
+}
+
+// Batch allocates x and y and fills them with the next batch, as [Sampler.Next].
+func (s *Sampler) Batch() (x, y []int) {
+	x = make([]int, s.batch*s.length)
+	y = make([]int, s.batch*s.length)
+	s.Next(x, y)
+	return x, y
+}
+
+// Batches returns the number of batches drawn so far, including those drawn
+// before the state was saved when the sampler was restored with
+// [Sampler.UnmarshalBinary].
+func (s *Sampler) Batches() int64 {
+	return s.batches
+}
+
+// MarshalBinary implements [encoding.BinaryMarshaler]. It encodes the random
+// generator state and the batch counter, together with the token count,
+// window length and batch size, which [Sampler.UnmarshalBinary] checks.
+func (s *Sampler) MarshalBinary() ([]byte, error) {
+	if s.src == nil {
+		return nil, fmt.Errorf("sampler: marshal: sampler was not created by NewSampler")
+	}
+	pcg, err := s.src.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("sampler: marshal generator state: %w", err)
+	}
+	out := make([]byte, 0, samplerHeaderLen+len(pcg))
+	out = append(out, samplerMagic...)
+	out = binary.BigEndian.AppendUint64(out, uint64(len(s.tokens)))
+	out = binary.BigEndian.AppendUint64(out, uint64(s.length))
+	out = binary.BigEndian.AppendUint64(out, uint64(s.batch))
+	out = binary.BigEndian.AppendUint64(out, uint64(s.batches))
+	out = append(out, pcg...)
+	return out, nil
+}
+
+// UnmarshalBinary implements [encoding.BinaryUnmarshaler]. It restores state
+// saved by [Sampler.MarshalBinary] into a sampler created by [NewSampler] over
+// the same number of tokens with the same window length and batch size. On
+// error the sampler is left unchanged.
+func (s *Sampler) UnmarshalBinary(data []byte) error {
+	if s.src == nil {
+		return fmt.Errorf("sampler: unmarshal: sampler was not created by NewSampler")
+	}
+	if len(data) < samplerHeaderLen || string(data[:len(samplerMagic)]) != samplerMagic {
+		return fmt.Errorf("sampler: unmarshal: %d bytes are not a saved sampler state", len(data))
+	}
+	p := data[len(samplerMagic):]
+	n := binary.BigEndian.Uint64(p[0:])
+	length := binary.BigEndian.Uint64(p[8:])
+	batch := binary.BigEndian.Uint64(p[16:])
+	batches := int64(binary.BigEndian.Uint64(p[24:]))
+	if n != uint64(len(s.tokens)) || length != uint64(s.length) || batch != uint64(s.batch) {
+		return fmt.Errorf("sampler: unmarshal: state is for %d tokens, length %d, batch %d; sampler has %d tokens, length %d, batch %d",
+			n, length, batch, len(s.tokens), s.length, s.batch)
+	}
+	if batches < 0 {
+		return fmt.Errorf("sampler: unmarshal: negative batch count %d", batches)
+	}
+	var src rand.PCG
+	if err := src.UnmarshalBinary(p[32:]); err != nil {
+		return fmt.Errorf("sampler: unmarshal generator state: %w", err)
+	}
+	*s.src = src
+	s.batches = batches
+	return nil
+}

@@ -1,0 +1,256 @@
+package model
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gorgonia.org/tensor"
+)
+
+// Checkpoint is everything needed to use or resume a model: its config,
+// weights and position buffers, plus any training state as extra tensors
+// (optimizer moments) and metadata strings (step, RNG and data positions).
+//
+// On disk it is one safetensors file: weights under their names, the ALiBi
+// slopes as "buffers.alibi_slopes", extra tensors under their own names, and
+// in the metadata the config as JSON ("config"), a format tag ("format") and
+// a SHA-256 over every tensor and metadata entry ("sha256").
+type Checkpoint struct {
+	Config  Config
+	Weights *Weights
+	Slopes  []float32
+	Extra   []RawTensor
+	Meta    map[string]string
+}
+
+const (
+	checkpointFormat = "alibi-go/checkpoint/v1"
+	slopesName       = "buffers.alibi_slopes"
+	metaConfig       = "config"
+	metaFormat       = "format"
+	metaChecksum     = "sha256"
+)
+
+// NewCheckpoint returns a checkpoint of m with no training state.
+func NewCheckpoint(m *Model) *Checkpoint {
+	return &Checkpoint{Config: m.Config, Weights: m.Weights, Slopes: m.Slopes, Meta: map[string]string{}}
+}
+
+// Model returns a model built from the checkpoint's config and weights.
+func (c *Checkpoint) Model() (*Model, error) { return FromWeights(c.Config, c.Weights) }
+
+// Encode writes the checkpoint in safetensors form.
+func (c *Checkpoint) Encode(w io.Writer) error {
+	cfg, err := json.Marshal(c.Config)
+	if err != nil {
+		return err
+	}
+	var ts []RawTensor
+	for _, name := range c.Weights.Names {
+		t := c.Weights.Tensors[name]
+		ts = append(ts, F32Tensor(name, t.Shape(), t.Data().([]float32)))
+	}
+	if c.Slopes != nil {
+		ts = append(ts, F32Tensor(slopesName, []int{len(c.Slopes)}, c.Slopes))
+	}
+	ts = append(ts, c.Extra...)
+	meta := map[string]string{metaConfig: string(cfg), metaFormat: checkpointFormat}
+	for k, v := range c.Meta {
+		if _, reserved := meta[k]; reserved || k == metaChecksum {
+			return fmt.Errorf("checkpoint metadata key %q is reserved", k)
+		}
+		meta[k] = v
+	}
+	meta[metaChecksum] = checksum(ts, meta)
+	return WriteSafetensors(w, ts, meta)
+}
+
+// checksum hashes every tensor (name, dtype, shape, bytes) and every
+// metadata entry but the checksum itself, in a fixed order.
+func checksum(ts []RawTensor, meta map[string]string) string {
+	h := sha256.New()
+	for _, t := range ts {
+		fmt.Fprintf(h, "%s|%s|%v|%d|", t.Name, t.DType, t.Shape, len(t.Data))
+		h.Write(t.Data)
+	}
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		if k != metaChecksum {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(h, "%d|%s|%d|%s|", len(k), k, len(meta[k]), meta[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// DecodeCheckpoint parses and verifies a checkpoint file's bytes.
+func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
+	ts, meta, err := ReadSafetensors(b)
+	if err != nil {
+		return nil, err
+	}
+	if meta[metaFormat] != checkpointFormat {
+		return nil, fmt.Errorf("not a checkpoint of this project (format %q)", meta[metaFormat])
+	}
+	if sum := checksum(ts, meta); sum != meta[metaChecksum] {
+		return nil, fmt.Errorf("checksum mismatch: the file is corrupted")
+	}
+	c := &Checkpoint{Meta: map[string]string{}}
+	dec := json.NewDecoder(strings.NewReader(meta[metaConfig]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c.Config); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := c.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	for k, v := range meta {
+		if k != metaConfig && k != metaFormat && k != metaChecksum {
+			c.Meta[k] = v
+		}
+	}
+	want := InitWeights(Config{Vocab: c.Config.Vocab, DModel: c.Config.DModel, NLayers: c.Config.NLayers, NHeads: c.Config.NHeads, DFF: c.Config.DFF})
+	byName := make(map[string]RawTensor, len(ts))
+	for _, t := range ts {
+		byName[t.Name] = t
+	}
+	c.Weights = &Weights{Tensors: map[string]*tensor.Dense{}}
+	for _, name := range want.Names {
+		t, ok := byName[name]
+		if !ok {
+			return nil, fmt.Errorf("weight %s is missing", name)
+		}
+		v, err := t.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("weight %s: %w", name, err)
+		}
+		if shape := want.Tensors[name].Shape(); !sameShape(t.Shape, shape) {
+			return nil, fmt.Errorf("weight %s has shape %v, want %v for this config", name, t.Shape, []int(shape))
+		}
+		copy(c.Weights.add(name, t.Shape...), v)
+		delete(byName, name)
+	}
+	if s, ok := byName[slopesName]; ok {
+		if c.Slopes, err = s.Float32s(); err != nil {
+			return nil, fmt.Errorf("%s: %w", slopesName, err)
+		}
+		c.Slopes = append([]float32(nil), c.Slopes...)
+		delete(byName, slopesName)
+	}
+	if (c.Config.Pos == PosALiBi) != (c.Slopes != nil) || len(c.Slopes) > 0 && len(c.Slopes) != c.Config.NHeads {
+		return nil, fmt.Errorf("ALiBi slopes do not match pos %q with %d heads", c.Config.Pos, c.Config.NHeads)
+	}
+	for _, t := range ts { // the rest, in file order
+		if _, ok := byName[t.Name]; ok {
+			t.Data = append([]byte(nil), t.Data...)
+			c.Extra = append(c.Extra, t)
+		}
+	}
+	return c, nil
+}
+
+func sameShape(a []int, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ExtraTensor returns the extra tensor of that name.
+func (c *Checkpoint) ExtraTensor(name string) (RawTensor, bool) {
+	for _, t := range c.Extra {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return RawTensor{}, false
+}
+
+// SaveCheckpoint writes c to path atomically: to a temporary file in the same
+// directory, synced, renamed into place, and the directory synced. A crash
+// at any moment leaves either the old file or the new one, never a mix.
+func SaveCheckpoint(path string, c *Checkpoint) error {
+	var buf bytes.Buffer
+	if err := c.Encode(&buf); err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", path, err)
+	}
+	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+// LoadCheckpoint reads and verifies the checkpoint at path.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint: %w", err)
+	}
+	c, err := DecodeCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// createTemp is os.CreateTemp, replaceable in tests to inject write faults.
+var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+
+// tempFile is the part of *os.File that WriteFileAtomic uses.
+type tempFile interface {
+	io.Writer
+	Name() string
+	Sync() error
+	Close() error
+}
+
+// WriteFileAtomic replaces path with data so that readers and crashes only
+// ever see the complete old or the complete new contents.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

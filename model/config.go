@@ -1,0 +1,52 @@
+// Package model assembles the decoder-only language model from layers: its
+// configuration, its weights (which live outside any graph, so one set serves
+// graphs of every length), the graphs themselves and checkpoints.
+package model
+
+import (
+	"fmt"
+)
+
+// Position schemes.
+const (
+	PosALiBi      = "alibi"      // linear biases on attention scores, no embeddings
+	PosSinusoidal = "sinusoidal" // sin/cos table added to the token embeddings
+	PosNone       = "none"       // causal mask only (NoPE)
+)
+
+// Config is the shape of a model. Its YAML and JSON keys are the ones in
+// configs/*.yaml under `model:`.
+type Config struct {
+	Vocab    int    `yaml:"vocab" json:"vocab"`
+	DModel   int    `yaml:"d_model" json:"d_model"`
+	NLayers  int    `yaml:"n_layers" json:"n_layers"`
+	NHeads   int    `yaml:"n_heads" json:"n_heads"`
+	DFF      int    `yaml:"d_ff" json:"d_ff"`
+	Pos      string `yaml:"pos" json:"pos"`
+	TrainLen int    `yaml:"train_len" json:"train_len"`
+	Seed     uint64 `yaml:"seed" json:"seed"`
+}
+
+// Validate reports the first invalid field by its config key.
+func (c Config) Validate() error {
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"vocab", c.Vocab}, {"d_model", c.DModel}, {"n_layers", c.NLayers}, {"n_heads", c.NHeads}, {"d_ff", c.DFF}, {"train_len", c.TrainLen}} {
+		if f.v < 1 {
+			return fmt.Errorf("model.%s must be positive, got %d", f.key, f.v)
+		}
+	}
+	if c.DModel%c.NHeads != 0 {
+		return fmt.Errorf("model.d_model (%d) must be divisible by model.n_heads (%d)", c.DModel, c.NHeads)
+	}
+	switch c.Pos {
+	case PosALiBi, PosSinusoidal, PosNone:
+	default:
+		return fmt.Errorf("model.pos %q is unknown; use %s, %s or %s", c.Pos, PosALiBi, PosSinusoidal, PosNone)
+	}
+	return nil
+}
+
+// DHead is the width of one attention head.
+func (c Config) DHead() int { return c.DModel / c.NHeads }

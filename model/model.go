@@ -1,0 +1,209 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/alibi-go/alibi/layers"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Model is a configured model with its weights. Position buffers (the ALiBi
+// slopes, the bias or mask of the last length used, the sinusoidal table)
+// are non-trainable and shared by every graph built from the model.
+type Model struct {
+	Config  Config
+	Weights *Weights
+	// Slopes are the ALiBi slopes (nil for other position schemes): a
+	// non-trainable buffer, saved in checkpoints.
+	Slopes []float32
+
+	bias     *tensor.Dense // AlibiBias or CausalMask for biasLen
+	biasLen  int
+	table    *tensor.Dense // sinusoidal table for tableLen
+	tableLen int
+}
+
+// New validates cfg and returns a model with freshly initialised weights.
+func New(cfg Config) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return FromWeights(cfg, InitWeights(cfg))
+}
+
+// FromWeights returns a model using the given weights, which must match cfg.
+func FromWeights(cfg Config, w *Weights) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := w.checkShapes(cfg); err != nil {
+		return nil, err
+	}
+	m := &Model{Config: cfg, Weights: w}
+	if cfg.Pos == PosALiBi {
+		m.Slopes = layers.AlibiSlopes(cfg.NHeads)
+	}
+	return m, nil
+}
+
+// AttentionBias returns the (heads, T, T) ALiBi bias, or the (1, T, T) causal
+// mask for the other schemes. It is built once per length and reused.
+func (m *Model) AttentionBias(length int) *tensor.Dense {
+	if m.bias == nil || m.biasLen != length {
+		if m.Config.Pos == PosALiBi {
+			m.bias = layers.AlibiBias(m.Slopes, length, length, 0, true)
+		} else {
+			m.bias = layers.CausalMask(length, length, 0)
+		}
+		m.biasLen = length
+	}
+	return m.bias
+}
+
+func (m *Model) sinusoidal(length int) *tensor.Dense {
+	if m.table == nil || m.tableLen != length {
+		m.table = layers.SinusoidalTable(length, m.Config.DModel)
+		m.tableLen = length
+	}
+	return m.table
+}
+
+// Graph is one compiled forward (and, for training, backward) pass over a
+// batch of sequences of a fixed length.
+type Graph struct {
+	Batch, Len int
+	G          *G.ExprGraph
+	Logits     *G.Node   // (Batch*Len, Vocab)
+	Loss       *G.Node   // mean cross-entropy in nats; nil without targets
+	Params     []*G.Node // in Weights.Names order
+	Grads      []*G.Node // d Loss / d Params, for training graphs
+
+	ids, targets []int // backing of the input nodes, rewritten by Run
+	vm           G.VM
+}
+
+// NewGraph builds the graph for batch sequences of the given length. With
+// train, it also computes the loss against targets and the gradients of
+// every weight.
+func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
+	if batch < 1 || length < 1 {
+		return nil, fmt.Errorf("graph: batch (%d) and length (%d) must be positive", batch, length)
+	}
+	cfg := m.Config
+	n := batch * length
+	gr := &Graph{Batch: batch, Len: length, G: G.NewGraph(), ids: make([]int, n), targets: make([]int, n)}
+	g := gr.G
+	param := make(map[string]*G.Node, len(m.Weights.Names))
+	for _, name := range m.Weights.Names {
+		t := m.Weights.Tensors[name]
+		node := G.NewTensor(g, G.Float32, t.Dims(), G.WithShape(t.Shape()...), G.WithName(name), G.WithValue(t))
+		param[name] = node
+		gr.Params = append(gr.Params, node)
+	}
+	ids := G.NewTensor(g, tensor.Int, 1, G.WithShape(n), G.WithName("ids"),
+		G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(gr.ids))))
+
+	// Token embeddings, scaled by sqrt(d), plus positions for sinusoidal.
+	x, err := layers.Embedding(param[nameTokEmb], ids)
+	if err != nil {
+		return nil, err
+	}
+	scale := G.NewConstant(float32(math.Sqrt(float64(cfg.DModel))), G.WithName("sqrt_d_model"))
+	if x, err = G.HadamardProd(x, scale); err != nil {
+		return nil, fmt.Errorf("embedding scale: %w", err)
+	}
+	if cfg.Pos == PosSinusoidal {
+		pe := layers.BiasInput(g, m.sinusoidal(length), "sinusoidal_table")
+		if x, err = layers.AddRows(x, pe); err != nil {
+			return nil, err
+		}
+	}
+	bias := layers.BiasInput(g, m.AttentionBias(length), "attention_bias")
+
+	for l := 0; l < cfg.NLayers; l++ {
+		p := func(part string) *G.Node { return param[layerName(l, part)] }
+		h, err := layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias"))
+		if err != nil {
+			return nil, err
+		}
+		attn := layers.AlibiMultiHeadAttention{Heads: cfg.NHeads,
+			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
+		if h, err = attn.Forward(h, bias); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", l, err)
+		}
+		if x, err = G.Add(x, h); err != nil {
+			return nil, err
+		}
+		if h, err = layers.LayerNorm(x, p("ln2.weight"), p("ln2.bias")); err != nil {
+			return nil, err
+		}
+		mlp := layers.MLP{W1: p("mlp.fc1.weight"), B1: p("mlp.fc1.bias"), W2: p("mlp.fc2.weight"), B2: p("mlp.fc2.bias")}
+		if h, err = mlp.Forward(h); err != nil {
+			return nil, fmt.Errorf("layer %d: %w", l, err)
+		}
+		if x, err = G.Add(x, h); err != nil {
+			return nil, err
+		}
+	}
+	h, err := layers.LayerNorm(x, param[nameLNfW], param[nameLNfB])
+	if err != nil {
+		return nil, err
+	}
+	if gr.Logits, err = layers.Linear(h, param[nameHead], nil); err != nil {
+		return nil, err
+	}
+	if train {
+		tg := G.NewTensor(g, tensor.Int, 1, G.WithShape(n), G.WithName("targets"),
+			G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(gr.targets))))
+		if gr.Loss, err = layers.CrossEntropy(gr.Logits, tg); err != nil {
+			return nil, err
+		}
+		if gr.Grads, err = G.Grad(gr.Loss, gr.Params...); err != nil {
+			return nil, fmt.Errorf("gradients: %w", err)
+		}
+	}
+	gr.vm = G.NewTapeMachine(g)
+	return gr, nil
+}
+
+// Run executes the graph on ids (and, for training graphs, targets), each
+// Batch*Len tokens, row-major by sequence.
+func (gr *Graph) Run(ids, targets []int) error {
+	if len(ids) != len(gr.ids) {
+		return fmt.Errorf("graph run: %d ids, want %d", len(ids), len(gr.ids))
+	}
+	copy(gr.ids, ids)
+	if gr.Loss != nil {
+		if len(targets) != len(gr.targets) {
+			return fmt.Errorf("graph run: %d targets, want %d", len(targets), len(gr.targets))
+		}
+		copy(gr.targets, targets)
+	}
+	gr.vm.Reset()
+	if err := gr.vm.RunAll(); err != nil {
+		return fmt.Errorf("graph run: %w", err)
+	}
+	return nil
+}
+
+// LossValue is the loss of the last Run.
+func (gr *Graph) LossValue() float64 {
+	switch v := gr.Loss.Value().Data().(type) {
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return math.NaN()
+}
+
+// LogitsData are the logits of the last Run, (Batch*Len) x Vocab.
+func (gr *Graph) LogitsData() []float32 { return gr.Logits.Value().Data().([]float32) }
+
+// GradData returns the gradient of parameter i from the last Run.
+func (gr *Graph) GradData(i int) []float32 { return gr.Grads[i].Value().Data().([]float32) }
+
+// Close releases the graph's machine and its buffers.
+func (gr *Graph) Close() error { return gr.vm.Close() }

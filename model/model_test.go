@@ -1,0 +1,133 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func tinyConfig(pos string) Config {
+	return Config{Vocab: 256, DModel: 32, NLayers: 2, NHeads: 4, DFF: 64, Pos: pos, TrainLen: 16, Seed: 1}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := tinyConfig(PosALiBi)
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		field  string // "" = valid
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"d_model not divisible", func(c *Config) { c.DModel = 30 }, "divisible"},
+		{"zero layers", func(c *Config) { c.NLayers = 0 }, "n_layers"},
+		{"negative d_ff", func(c *Config) { c.DFF = -1 }, "d_ff"},
+		{"zero vocab", func(c *Config) { c.Vocab = 0 }, "vocab"},
+		{"zero heads", func(c *Config) { c.NHeads = 0 }, "n_heads"},
+		{"zero train_len", func(c *Config) { c.TrainLen = 0 }, "train_len"},
+		{"unknown pos", func(c *Config) { c.Pos = "rope" }, "model.pos"},
+		{"sinusoidal", func(c *Config) { c.Pos = PosSinusoidal }, ""},
+		{"none", func(c *Config) { c.Pos = PosNone }, ""},
+	}
+	for _, tc := range tests {
+		c := ok
+		tc.mutate(&c)
+		err := c.Validate()
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", tc.name, err)
+		case tc.field != "" && (err == nil || !strings.Contains(err.Error(), tc.field)):
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.field)
+		}
+	}
+}
+
+func randomTokens(rng *rand.Rand, n, vocab int) []int {
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = rng.IntN(vocab)
+	}
+	return ids
+}
+
+// A fresh model with the reference's initialisation predicts nearly uniform
+// bytes: the first loss is close to ln 256.
+func TestInitialLoss(t *testing.T) {
+	m, err := New(tinyConfig(PosALiBi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.NewGraph(4, 16, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	if err := g.Run(randomTokens(rng, 64, 256), randomTokens(rng, 64, 256)); err != nil {
+		t.Fatal(err)
+	}
+	if l := g.LossValue(); math.Abs(l-math.Log(256)) > 0.05 {
+		t.Fatalf("initial loss %g, want about %g", l, math.Log(256))
+	}
+	if len(g.Grads) != len(m.Weights.Names) {
+		t.Fatalf("%d gradients for %d weights", len(g.Grads), len(m.Weights.Names))
+	}
+}
+
+// The same weights in a graph of length 2L give, for the first L positions,
+// the logits of a graph of length L on those tokens: a causal prefix never
+// sees later tokens, and ALiBi and sinusoidal positions do not depend on the
+// graph's length.
+func TestPrefixLogitsMatchAcrossLengths(t *testing.T) {
+	for _, pos := range []string{PosALiBi, PosSinusoidal, PosNone} {
+		t.Run(pos, func(t *testing.T) {
+			m, err := New(tinyConfig(pos))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const L = 16
+			rng := rand.New(rand.NewPCG(3, 4))
+			long := randomTokens(rng, 2*L, 256)
+			logits := func(ids []int) []float32 {
+				g, err := m.NewGraph(1, len(ids), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				if err := g.Run(ids, nil); err != nil {
+					t.Fatal(err)
+				}
+				return append([]float32(nil), g.LogitsData()...)
+			}
+			a, b := logits(long[:L]), logits(long)
+			for i := range a {
+				if d := math.Abs(float64(a[i] - b[i])); d > 1e-5 {
+					t.Fatalf("logit %d: length L %g, length 2L %g", i, a[i], b[i])
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTrainStepTiny(b *testing.B) {
+	cfg := Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: PosALiBi, TrainLen: 128, Seed: 1}
+	m, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 16
+	g, err := m.NewGraph(batch, cfg.TrainLen, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	ids, tg := randomTokens(rng, batch*cfg.TrainLen, 256), randomTokens(rng, batch*cfg.TrainLen, 256)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := g.Run(ids, tg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch*cfg.TrainLen)/b.Elapsed().Seconds(), "tokens/s")
+}
