@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -70,9 +71,10 @@ func chunkBounds(n, chunks, c int) (lo, hi int) {
 	return n * c / chunks, n * (c + 1) / chunks
 }
 
-// gemm computes C = alpha*op(A)*op(B) + beta*C (row-major) with the BLAS that
-// Gorgonia is using, so a faster BLAS chosen with gorgonia.Use serves the
-// custom ops too.
+// gemm computes C = alpha*op(A)*op(B) + beta*C (row-major) for the custom
+// ops. They call it from several goroutines at once (one per attention head),
+// so it runs on the calling goroutine; the large matmuls of the linear layers
+// go through Gorgonia and its BLAS instead.
 func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if tA {
@@ -81,7 +83,7 @@ func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	if tB {
 		tb = blas.Trans
 	}
-	impl := G.WhichBLAS()
+	impl := gonum.Implementation{}
 	switch a := any(a).(type) {
 	case []float32:
 		impl.Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)

@@ -1,0 +1,155 @@
+// Package eval measures a trained model: perplexity over a token stream at
+// any window length, with non-overlapping or sliding windows, loss by
+// position inside the window, and reports as JSON, Markdown and PNG plots.
+package eval
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/model"
+)
+
+// Protocols.
+const (
+	NonOverlap = "nonoverlap" // every token scored once, with the context inside its window
+	Sliding    = "sliding"    // windows advance by Stride and score only their last Stride tokens
+)
+
+// Options select how a stream is scored.
+type Options struct {
+	Len int // window length
+	// Stride > 0 selects the sliding protocol; 0 the non-overlapping one.
+	Stride int
+	// BatchTokens bounds the tokens per forward pass (default 8192): the
+	// batch is BatchTokens/Len windows, at least one, so memory stays
+	// bounded at long lengths.
+	BatchTokens int
+	// MaxTokens > 0 scores only the first MaxTokens+1 tokens of the stream.
+	MaxTokens int
+}
+
+// Result is the measurement at one length.
+type Result struct {
+	Len             int       `json:"len"`
+	Protocol        string    `json:"protocol"`
+	Stride          int       `json:"stride"`
+	PPL             float64   `json:"ppl"`
+	NatsPerToken    float64   `json:"nats_per_token"`
+	BitsPerByte     float64   `json:"bits_per_byte"`
+	Tokens          int       `json:"tokens"`
+	Windows         int       `json:"windows"`
+	WallSeconds     float64   `json:"wall_seconds"`
+	TokensPerSecond float64   `json:"tokens_per_second"`
+	PeakRSSBytes    int64     `json:"peak_rss_bytes"`
+	PositionLoss    []float64 `json:"position_loss"` // mean nats at each position inside the window
+}
+
+// Perplexity scores tokens (a stream; token t+1 is predicted from the
+// tokens before it inside its window) with m. Every predictable token is
+// scored exactly once. With the non-overlapping protocol, a tail shorter than
+// one window is scored as one shorter window at its own length, and counted.
+func Perplexity(m *model.Model, tokens []int, o Options) (Result, error) {
+	if o.Len < 1 {
+		return Result{}, fmt.Errorf("eval: length must be positive, got %d", o.Len)
+	}
+	if o.Stride < 0 {
+		return Result{}, fmt.Errorf("eval: stride must not be negative, got %d", o.Stride)
+	}
+	if o.MaxTokens > 0 && o.MaxTokens+1 < len(tokens) {
+		tokens = tokens[:o.MaxTokens+1]
+	}
+	if o.BatchTokens < 1 {
+		o.BatchTokens = 8192
+	}
+	var ws []data.Window
+	var err error
+	res := Result{Len: o.Len, Protocol: NonOverlap, Stride: o.Stride}
+	if o.Stride > 0 {
+		res.Protocol = Sliding
+		ws, err = data.SlidingWindows(len(tokens), o.Len, o.Stride)
+	} else {
+		ws, err = data.NonOverlapWindows(len(tokens), o.Len)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("eval: %w", err)
+	}
+	rss := StartRSS()
+	start := time.Now()
+	posSum := make([]float64, o.Len)
+	posCount := make([]int, o.Len)
+	var total float64
+	// Windows of equal length are batched through one graph per (batch, length).
+	for i := 0; i < len(ws); {
+		l := ws[i].Len
+		j := i
+		for j < len(ws) && ws[j].Len == l {
+			j++
+		}
+		if err := scoreWindows(m, tokens, ws[i:j], max(1, o.BatchTokens/l), posSum, posCount, &total); err != nil {
+			rss.Stop()
+			return Result{}, err
+		}
+		i = j
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	res.PeakRSSBytes = rss.Stop()
+	res.Windows = len(ws)
+	for _, c := range posCount {
+		res.Tokens += c
+	}
+	res.NatsPerToken = total / float64(res.Tokens)
+	res.PPL = math.Exp(res.NatsPerToken)
+	res.BitsPerByte = res.NatsPerToken / math.Ln2
+	res.TokensPerSecond = float64(res.Tokens) / res.WallSeconds
+	res.PositionLoss = make([]float64, o.Len)
+	for p := range posSum {
+		res.PositionLoss[p] = math.NaN()
+		if posCount[p] > 0 {
+			res.PositionLoss[p] = posSum[p] / float64(posCount[p])
+		}
+	}
+	return res, nil
+}
+
+// scoreWindows runs windows of one length in batches and accumulates the
+// scored tokens' losses by position.
+func scoreWindows(m *model.Model, tokens []int, ws []data.Window, batch int, posSum []float64, posCount []int, total *float64) error {
+	l := ws[0].Len
+	if batch > len(ws) {
+		batch = len(ws)
+	}
+	g, err := m.NewGraph(batch, l, false)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	ids := make([]int, batch*l)
+	tg := make([]int, batch*l)
+	nll := make([]float64, batch*l)
+	v := m.Config.Vocab
+	for i := 0; i < len(ws); i += batch {
+		chunk := ws[i:min(i+batch, len(ws))]
+		for r := 0; r < batch; r++ {
+			w := chunk[min(r, len(chunk)-1)] // pad a short last batch by repeating a window
+			copy(ids[r*l:(r+1)*l], tokens[w.Start:w.Start+l])
+			copy(tg[r*l:(r+1)*l], tokens[w.Start+1:w.Start+l+1])
+		}
+		if err := g.Run(ids, nil); err != nil {
+			return err
+		}
+		layers.TokenNLL(g.LogitsData(), v, tg, nll)
+		for r, w := range chunk {
+			for p := l - w.Score; p < l; p++ {
+				x := nll[r*l+p]
+				posSum[p] += x
+				posCount[p]++
+				*total += x
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+// Package train runs training: the loop, the AdamW optimizer with global-norm
+// clipping, the warm-up and cosine schedule, periodic validation, progress,
+// metrics and checkpoints that let a run resume exactly.
+package train
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/alibi-go/alibi/model"
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a whole run, as read from a YAML file such as configs/tiny.yaml.
+type Config struct {
+	// Name names the run; the default run directory is runs/<name>.
+	Name  string       `yaml:"name" json:"name"`
+	Out   string       `yaml:"out" json:"out"`
+	Model model.Config `yaml:"model" json:"model"`
+	Data  DataConfig   `yaml:"data" json:"data"`
+	Train Settings     `yaml:"train" json:"train"`
+}
+
+// DataConfig says where the text comes from and how it is split.
+type DataConfig struct {
+	// Corpus is a text file, a directory of text files, or "builtin:opticks"
+	// (the default, shipped with the project).
+	Corpus  string  `yaml:"corpus" json:"corpus"`
+	ValFrac float64 `yaml:"val_frac" json:"val_frac"`
+}
+
+// Settings are the optimisation and bookkeeping settings.
+type Settings struct {
+	Batch           int     `yaml:"batch" json:"batch"`
+	Steps           int     `yaml:"steps" json:"steps"`
+	LR              float64 `yaml:"lr" json:"lr"`
+	MinLR           float64 `yaml:"min_lr" json:"min_lr"`
+	Warmup          int     `yaml:"warmup" json:"warmup"`
+	Beta1           float64 `yaml:"beta1" json:"beta1"`
+	Beta2           float64 `yaml:"beta2" json:"beta2"`
+	Eps             float64 `yaml:"eps" json:"eps"`
+	WeightDecay     float64 `yaml:"weight_decay" json:"weight_decay"`
+	Clip            float64 `yaml:"clip" json:"clip"`
+	LogEvery        int     `yaml:"log_every" json:"log_every"`
+	EvalEvery       int     `yaml:"eval_every" json:"eval_every"`
+	EvalTokens      int     `yaml:"eval_tokens" json:"eval_tokens"`
+	CheckpointEvery int     `yaml:"checkpoint_every" json:"checkpoint_every"`
+	KeepCheckpoints int     `yaml:"keep_checkpoints" json:"keep_checkpoints"`
+}
+
+// Defaults returns the settings a config file may leave out.
+func Defaults() Config {
+	return Config{
+		Model: model.Config{Vocab: 256, Pos: model.PosALiBi, Seed: 1337},
+		Data:  DataConfig{Corpus: "builtin:opticks", ValFrac: 0.1},
+		Train: Settings{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, Clip: 1.0, LogEvery: 10, EvalEvery: 500,
+			EvalTokens: 16384, CheckpointEvery: 500, KeepCheckpoints: 3},
+	}
+}
+
+// LoadConfig reads a YAML run config over Defaults. Unknown keys, wrong
+// types and invalid values are errors naming the key.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := ParseConfig(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if cfg.Name == "" {
+		cfg.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return cfg, nil
+}
+
+// ParseConfig parses YAML over Defaults and validates the result.
+func ParseConfig(b []byte) (Config, error) {
+	cfg := Defaults()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("%s", yamlMessage(err))
+	}
+	return cfg, cfg.Validate()
+}
+
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// yamlMessage puts a YAML error on one line in the config's own terms.
+func yamlMessage(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	s = strings.Replace(s, "yaml: unmarshal errors: ", "", 1)
+	return unknownField.ReplaceAllString(s, `unknown key "$1"`)
+}
+
+// Validate reports the first invalid setting by its key.
+func (c Config) Validate() error {
+	if err := c.Model.Validate(); err != nil {
+		return err
+	}
+	t := c.Train
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"train.batch", t.Batch}, {"train.steps", t.Steps}, {"train.log_every", t.LogEvery},
+		{"train.eval_every", t.EvalEvery}, {"train.eval_tokens", t.EvalTokens},
+		{"train.checkpoint_every", t.CheckpointEvery}, {"train.keep_checkpoints", t.KeepCheckpoints}} {
+		if f.v < 1 {
+			return fmt.Errorf("%s must be positive, got %d", f.key, f.v)
+		}
+	}
+	switch {
+	case t.Warmup < 0:
+		return fmt.Errorf("train.warmup must not be negative, got %d", t.Warmup)
+	case !(t.LR > 0):
+		return fmt.Errorf("train.lr must be positive, got %g", t.LR)
+	case t.MinLR < 0 || t.MinLR > t.LR:
+		return fmt.Errorf("train.min_lr must be in [0, lr], got %g", t.MinLR)
+	case !(t.Beta1 >= 0 && t.Beta1 < 1):
+		return fmt.Errorf("train.beta1 must be in [0, 1), got %g", t.Beta1)
+	case !(t.Beta2 >= 0 && t.Beta2 < 1):
+		return fmt.Errorf("train.beta2 must be in [0, 1), got %g", t.Beta2)
+	case !(t.Eps > 0):
+		return fmt.Errorf("train.eps must be positive, got %g", t.Eps)
+	case t.WeightDecay < 0:
+		return fmt.Errorf("train.weight_decay must not be negative, got %g", t.WeightDecay)
+	case t.Clip < 0:
+		return fmt.Errorf("train.clip must not be negative (0 disables clipping), got %g", t.Clip)
+	case !(c.Data.ValFrac > 0 && c.Data.ValFrac < 1):
+		return fmt.Errorf("data.val_frac must be in (0, 1), got %g", c.Data.ValFrac)
+	}
+	return nil
+}
+
+// RunDir is the run directory: Out if set, else runs/<Name>.
+func (c Config) RunDir() string {
+	if c.Out != "" {
+		return c.Out
+	}
+	return filepath.Join("runs", c.Name)
+}

@@ -1,0 +1,141 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alibi-go/alibi/model"
+	"github.com/schollz/progressbar/v3"
+	"gopkg.in/yaml.v3"
+)
+
+// metricsFile appends one JSON object per line to metrics.jsonl.
+type metricsFile struct{ f *os.File }
+
+// openMetrics opens metrics.jsonl for appending, first dropping any line
+// of a step after `step` (left by a run that died after its last
+// checkpoint), so a resumed run has no duplicated or missing lines.
+func openMetrics(path string, step int) (*metricsFile, error) {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(old))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Step *int `json:"step"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.Step == nil || *rec.Step > step {
+			continue
+		}
+		keep.Write(sc.Bytes())
+		keep.WriteByte('\n')
+	}
+	if !bytes.Equal(keep.Bytes(), old) {
+		if err := model.WriteFileAtomic(path, keep.Bytes()); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return &metricsFile{f: f}, nil
+}
+
+func (m *metricsFile) write(rec map[string]any) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := m.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+func (m *metricsFile) Close() error { return m.f.Close() }
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return model.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// writeResolvedConfig saves the config the run really uses (defaults and
+// flags applied) as config.yaml in the run directory.
+func writeResolvedConfig(dir string, cfg Config) error {
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := model.WriteFileAtomic(filepath.Join(dir, "config.yaml"), b); err != nil {
+		return fmt.Errorf("run directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// progress shows a bar on a terminal and plain periodic lines elsewhere.
+type progress struct {
+	w        io.Writer
+	bar      *progressbar.ProgressBar
+	total    int
+	lastLine time.Time
+}
+
+func newProgress(w io.Writer, terminal bool, total, done int) *progress {
+	p := &progress{w: w, total: total, lastLine: time.Now()}
+	if terminal {
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("training"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionFullWidth(),
+			progressbar.OptionThrottle(200*time.Millisecond),
+		)
+		p.bar.Set(done)
+	}
+	return p
+}
+
+func (p *progress) step(step int, loss, tps, elapsed float64) {
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("step %d loss %.4f %.0f tok/s", step, loss, tps))
+		p.bar.Set(step)
+		return
+	}
+	if time.Since(p.lastLine) >= 10*time.Second || step == p.total || step == 1 {
+		p.lastLine = time.Now()
+		eta := 0.0
+		if step > 0 {
+			eta = elapsed / float64(step) * float64(p.total-step)
+		}
+		fmt.Fprintf(p.w, "step %d/%d loss %.4f %.0f tok/s elapsed %.0fs eta %.0fs\n", step, p.total, loss, tps, elapsed, eta)
+	}
+}
+
+func (p *progress) message(s string) {
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	fmt.Fprintln(p.w, s)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,237 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alibi-go/alibi/model"
+)
+
+// microConfig is a model small enough to train in a fraction of a second.
+func microConfig(t *testing.T, pos string, steps int) Config {
+	t.Helper()
+	cfg := Defaults()
+	cfg.Name = "micro"
+	cfg.Out = t.TempDir()
+	cfg.Model = model.Config{Vocab: 256, DModel: 16, NLayers: 1, NHeads: 2, DFF: 32, Pos: pos, TrainLen: 16, Seed: 3}
+	cfg.Train.Batch, cfg.Train.Steps, cfg.Train.LR, cfg.Train.MinLR, cfg.Train.Warmup = 4, steps, 1e-2, 1e-3, 5
+	cfg.Train.WeightDecay = 0.1
+	cfg.Train.LogEvery, cfg.Train.EvalEvery, cfg.Train.EvalTokens = 5, 10, 512
+	cfg.Train.CheckpointEvery, cfg.Train.KeepCheckpoints = 10, 2
+	// A small, repetitive corpus that a tiny model learns quickly.
+	corpus := filepath.Join(t.TempDir(), "corpus.txt")
+	text := strings.Repeat("the cat sat on the mat. the dog sat on the log. ", 60)
+	if err := os.WriteFile(corpus, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Data.Corpus = corpus
+	return cfg
+}
+
+func readMetrics(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestLossFallsOnSmallCorpus(t *testing.T) {
+	cfg := microConfig(t, model.PosALiBi, 60)
+	sum, err := Run(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := readMetrics(t, cfg.Out)
+	first := ms[0]["loss"].(float64)
+	if !(sum.FinalTrainLoss < first-2) {
+		t.Fatalf("loss went from %.3f to %.3f; it should fall by more than 2 nats", first, sum.FinalTrainLoss)
+	}
+	for _, key := range []string{"step", "loss", "lr", "tokens_per_second", "elapsed_seconds"} {
+		if _, ok := ms[0][key]; !ok {
+			t.Errorf("metrics line lacks %q: %v", key, ms[0])
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"steps", "tokens", "wall_seconds", "tokens_per_second", "final_train_loss", "val_loss", "val_ppl", "peak_rss_bytes"} {
+		if _, ok := s[key]; !ok {
+			t.Errorf("summary lacks %q", key)
+		}
+	}
+	if s["steps"].(float64) != 60 || s["tokens"].(float64) != 60*4*16 {
+		t.Errorf("summary steps/tokens = %v/%v", s["steps"], s["tokens"])
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "config.yaml")); err != nil {
+		t.Errorf("resolved config: %v", err)
+	}
+}
+
+// weightsOf reads the final checkpoint's weight bytes.
+func weightsOf(t *testing.T, dir string) []byte {
+	t.Helper()
+	path, err := LatestCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := model.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	for _, name := range c.Weights.Names {
+		for _, v := range c.Weights.Data(name) {
+			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+		}
+	}
+	return buf
+}
+
+func TestSameSeedSameRun(t *testing.T) {
+	a, b := microConfig(t, model.PosALiBi, 20), microConfig(t, model.PosALiBi, 20)
+	for _, c := range []Config{a, b} {
+		if _, err := Run(context.Background(), c, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(weightsOf(t, a.Out), weightsOf(t, b.Out)) {
+		t.Fatal("two runs with the same seed ended with different weights")
+	}
+	c := microConfig(t, model.PosALiBi, 20)
+	c.Model.Seed = 4
+	if _, err := Run(context.Background(), c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(weightsOf(t, a.Out), weightsOf(t, c.Out)) {
+		t.Fatal("a different seed gave the same weights")
+	}
+}
+
+// A run stopped early and resumed ends exactly like one left alone:
+// same weights, and metrics.jsonl without duplicated or missing lines.
+func TestResumeIsExact(t *testing.T) {
+	whole := microConfig(t, model.PosALiBi, 20)
+	if _, err := Run(context.Background(), whole, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	split := microConfig(t, model.PosALiBi, 20)
+	// A cancelled context stops the run after its first step, with a
+	// checkpoint; the resumed run does the other 19.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, split, Options{})
+	if err == nil || !strings.Contains(err.Error(), "interrupted at step 1") {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	if _, err := Run(context.Background(), split, Options{Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(weightsOf(t, whole.Out), weightsOf(t, split.Out)) {
+		t.Fatal("resumed run ended with different weights")
+	}
+	a, b := readMetrics(t, whole.Out), readMetrics(t, split.Out)
+	if len(a) != len(b) {
+		t.Fatalf("metrics: %d lines uninterrupted, %d resumed", len(a), len(b))
+	}
+	for i := range a {
+		if a[i]["step"] != b[i]["step"] || a[i]["loss"] != b[i]["loss"] {
+			t.Fatalf("metrics line %d differs: %v vs %v", i, a[i], b[i])
+		}
+	}
+}
+
+func TestResumeWithoutCheckpointStartsFresh(t *testing.T) {
+	cfg := microConfig(t, model.PosNone, 10)
+	var log bytes.Buffer
+	if _, err := Run(context.Background(), cfg, Options{Resume: true, Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "starting from the beginning") {
+		t.Fatalf("log does not say the run starts fresh:\n%s", log.String())
+	}
+}
+
+// Training never touches the position buffers: the ALiBi slopes and the
+// bias tensor are bit-identical after optimizer steps.
+func TestPositionBuffersUnchangedByTraining(t *testing.T) {
+	cfg := microConfig(t, model.PosALiBi, 10)
+	trainTok, _, err := LoadData(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := newState(cfg, trainTok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := st.model
+	slopes := append([]float32(nil), m.Slopes...)
+	bias := m.AttentionBias(cfg.Model.TrainLen)
+	before := append([]float32(nil), bias.Data().([]float32)...)
+	g, err := m.NewGraph(cfg.Train.Batch, cfg.Model.TrainLen, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, n := range g.G.AllNodes() {
+		if n.Name() == "attention_bias" {
+			if _, err := n.Grad(); err == nil {
+				t.Fatal("the attention bias has a gradient")
+			}
+		}
+	}
+	params := make([][]float32, len(m.Weights.Names))
+	grads := make([][]float32, len(params))
+	decay := make([]bool, len(params))
+	for i, name := range m.Weights.Names {
+		params[i] = m.Weights.Data(name)
+	}
+	x, y := make([]int, cfg.Train.Batch*cfg.Model.TrainLen), make([]int, cfg.Train.Batch*cfg.Model.TrainLen)
+	for step := 0; step < 5; step++ {
+		st.sampler.Next(x, y)
+		if err := g.Run(x, y); err != nil {
+			t.Fatal(err)
+		}
+		for i := range grads {
+			grads[i] = g.GradData(i)
+		}
+		st.opt.Update(params, grads, decay, 0.01)
+	}
+	if m.AttentionBias(cfg.Model.TrainLen) != bias {
+		t.Fatal("the bias was rebuilt for the same length")
+	}
+	for i, v := range bias.Data().([]float32) {
+		if v != before[i] {
+			t.Fatalf("bias element %d changed from %g to %g", i, before[i], v)
+		}
+	}
+	for i := range slopes {
+		if m.Slopes[i] != slopes[i] {
+			t.Fatalf("slope %d changed", i)
+		}
+	}
+	if len(g.Grads) != len(m.Weights.Names) {
+		t.Fatalf("%d gradients for %d weights", len(g.Grads), len(m.Weights.Names))
+	}
+}
