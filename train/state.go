@@ -16,7 +16,6 @@ import (
 )
 
 const (
-	checkpointDir = "checkpoints"
 	// metadata keys of the training state inside a checkpoint
 	metaStep     = "train.step"
 	metaTokens   = "train.tokens"
@@ -54,33 +53,6 @@ func newState(cfg Config, trainTok []int) (*state, error) {
 	return &state{model: m, opt: NewAdamW(cfg.Train, sizes), sampler: s}, nil
 }
 
-// checkpointPath names the checkpoint of a step; names sort by step.
-func checkpointPath(dir string, step int) string {
-	return filepath.Join(dir, checkpointDir, fmt.Sprintf("step-%08d.safetensors", step))
-}
-
-// Checkpoints lists a run's checkpoint files, oldest first.
-func Checkpoints(dir string) ([]string, error) {
-	matches, err := filepath.Glob(filepath.Join(dir, checkpointDir, "step-*.safetensors"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(matches)
-	return matches, nil
-}
-
-// LatestCheckpoint is the newest checkpoint file of a run.
-func LatestCheckpoint(dir string) (string, error) {
-	cs, err := Checkpoints(dir)
-	if err != nil {
-		return "", err
-	}
-	if len(cs) == 0 {
-		return "", fmt.Errorf("no checkpoint in %s", filepath.Join(dir, checkpointDir))
-	}
-	return cs[len(cs)-1], nil
-}
-
 // save writes a checkpoint of the current step and keeps the newest
 // keep_checkpoints files.
 func (s *state) save(dir string, cfg Config) error {
@@ -104,10 +76,12 @@ func (s *state) save(dir string, cfg Config) error {
 	c.Meta[metaSampler] = base64.StdEncoding.EncodeToString(smp)
 	c.Meta[metaOptStep] = strconv.Itoa(s.opt.Step)
 	c.Meta[metaRunCfg] = string(runCfg)
-	if err := model.SaveCheckpoint(checkpointPath(dir, s.step), c); err != nil {
+	c.Meta[model.MetaCorpus] = cfg.Data.Corpus
+	c.Meta[model.MetaValFrac] = strconv.FormatFloat(cfg.Data.ValFrac, 'g', -1, 64)
+	if err := model.SaveCheckpoint(model.CheckpointPath(dir, s.step), c); err != nil {
 		return err
 	}
-	cs, err := Checkpoints(dir)
+	cs, err := model.Checkpoints(dir)
 	if err != nil {
 		return err
 	}
@@ -123,7 +97,7 @@ func (s *state) save(dir string, cfg Config) error {
 // resume restores the newest checkpoint that loads cleanly, saying which
 // ones it skipped and why. It reports false when the run has none.
 func (s *state) resume(dir string, log io.Writer) (bool, error) {
-	cs, err := Checkpoints(dir)
+	cs, err := model.Checkpoints(dir)
 	if err != nil {
 		return false, err
 	}
@@ -140,7 +114,7 @@ func (s *state) resume(dir string, log io.Writer) (bool, error) {
 		return true, nil
 	}
 	if len(cs) > 0 {
-		return false, fmt.Errorf("resume: none of the %d checkpoints in %s could be loaded", len(cs), filepath.Join(dir, checkpointDir))
+		return false, fmt.Errorf("resume: none of the %d checkpoints in %s could be loaded", len(cs), filepath.Join(dir, model.CheckpointDir))
 	}
 	return false, nil
 }

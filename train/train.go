@@ -12,6 +12,7 @@ import (
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
 )
 
 // ErrInterrupted is returned when the context was cancelled: the current
@@ -65,7 +66,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, checkpointDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	st, err := newState(cfg, trainTok)
@@ -168,10 +169,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		}
 	}
 	prog.finish()
-	ckpt, err := LatestCheckpoint(dir)
-	if err != nil {
-		return nil, err
-	}
+	ckpt := model.CheckpointPath(dir, st.step)
 	fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
 	r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L})
 	if err != nil {

@@ -92,11 +92,7 @@ func TestLossFallsOnSmallCorpus(t *testing.T) {
 // weightsOf reads the final checkpoint's weight bytes.
 func weightsOf(t *testing.T, dir string) []byte {
 	t.Helper()
-	path, err := LatestCheckpoint(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := model.LoadCheckpoint(path)
+	c, _, err := model.LatestCheckpoint(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,178 @@
+// Command eval reports the perplexity of trained runs at several window
+// lengths: by default 1x, 2x and 4x each run's training length, plus --len.
+//
+//	go run ./cmd/eval --len 2048
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "eval: "+format+"\n", a...)
+		return 1
+	}
+	flags := flag.NewFlagSet("eval", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	var runs, ckpts listFlag
+	flags.Var(&runs, "run", "run directory to evaluate (repeatable; default runs/tiny)")
+	flags.Var(&ckpts, "checkpoint", "checkpoint file to evaluate (repeatable)")
+	length := flags.Int("len", 0, "evaluate at this length too (in addition to 1x, 2x, 4x the training length)")
+	lens := flags.String("lens", "", "comma-separated lengths to evaluate at, instead of the defaults")
+	stride := flags.Int("stride", 0, "sliding-window protocol with this stride (default: non-overlapping windows)")
+	dataPath := flags.String("data", "", "text file to evaluate on (default: the validation split of each run's corpus)")
+	jsonPath := flags.String("json", "", "write every number to this JSON file")
+	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
+	batchTokens := flags.Int("batch-tokens", 8192, "tokens per forward pass (bounds memory at long lengths)")
+	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if flags.NArg() > 0 {
+		return fail("unexpected argument %q", flags.Arg(0))
+	}
+	set := map[string]bool{}
+	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["len"] && *length < 1 {
+		return fail("--len must be positive, got %d", *length)
+	}
+	if *stride < 0 {
+		return fail("--stride must not be negative, got %d", *stride)
+	}
+	if *batchTokens < 1 {
+		return fail("--batch-tokens must be positive, got %d", *batchTokens)
+	}
+	if *maxTokens < 0 {
+		return fail("--max-tokens must not be negative, got %d", *maxTokens)
+	}
+	explicit, err := parseLens(*lens)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(runs) == 0 && len(ckpts) == 0 {
+		runs = append(runs, "runs/tiny")
+	}
+	var opened []*eval.Run
+	for _, dir := range runs {
+		r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "eval: skipping checkpoint: %v\n", err) })
+		if err != nil {
+			if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) || strings.Contains(err.Error(), "no checkpoint") {
+				return fail("no trained run in %s; train one first: go run ./cmd/train --config configs/tiny.yaml --out %s", dir, dir)
+			}
+			return fail("%v", err)
+		}
+		opened = append(opened, r)
+	}
+	for _, path := range ckpts {
+		r, err := eval.OpenCheckpoint(path)
+		if err != nil {
+			return fail("%v", err)
+		}
+		opened = append(opened, r)
+	}
+	var fileTokens []int
+	if *dataPath != "" {
+		if fileTokens, err = eval.FileTokens(*dataPath); err != nil {
+			return fail("%v", err)
+		}
+	}
+	var report eval.Report
+	for _, r := range opened {
+		cfg := r.Model.Config
+		lengths := explicit
+		if lengths == nil {
+			lengths = []int{cfg.TrainLen, 2 * cfg.TrainLen, 4 * cfg.TrainLen}
+			if set["len"] {
+				lengths = append(lengths, *length)
+			}
+		}
+		lengths = uniqueSorted(lengths)
+		for _, l := range lengths {
+			if *stride > l {
+				return fail("--stride %d is longer than the window length %d", *stride, l)
+			}
+		}
+		tokens := fileTokens
+		if tokens == nil {
+			if tokens, err = r.ValidationTokens(); err != nil {
+				return fail("%v", err)
+			}
+		}
+		rr := eval.RunReport{Run: r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen}
+		for _, l := range lengths {
+			res, err := eval.Perplexity(r.Model, tokens, eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens})
+			if err != nil {
+				return fail("%s at length %d: %v", r.Name, l, err)
+			}
+			fmt.Fprintf(stderr, "%s (%s) len %d: ppl %.4f, %d tokens in %d windows, %.1fs, %.0f tokens/s, peak RSS %.0f MiB\n",
+				r.Name, cfg.Pos, l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+			rr.Results = append(rr.Results, res)
+		}
+		report.Runs = append(report.Runs, rr)
+	}
+	if err := report.Markdown(stdout); err != nil {
+		return fail("%v", err)
+	}
+	if *jsonPath != "" {
+		var buf bytes.Buffer
+		if err := report.WriteJSON(&buf); err != nil {
+			return fail("%v", err)
+		}
+		if err := model.WriteFileAtomic(*jsonPath, buf.Bytes()); err != nil {
+			return fail("write %s: %v", *jsonPath, err)
+		}
+	}
+	if *plotPath != "" {
+		if err := report.Plot(*plotPath); err != nil {
+			return fail("%v", err)
+		}
+	}
+	return 0
+}
+
+func parseLens(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("--lens: %q is not a positive length", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func uniqueSorted(v []int) []int {
+	sort.Ints(v)
+	out := v[:0:0]
+	for i, x := range v {
+		if i == 0 || x != v[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

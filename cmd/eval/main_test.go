@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/train"
+)
+
+// trainedRun trains a micro model once for the tests of this package.
+func trainedRun(t *testing.T) (dir, corpus string) {
+	t.Helper()
+	root := t.TempDir()
+	corpus = filepath.Join(root, "corpus.txt")
+	if err := os.WriteFile(corpus, []byte(strings.Repeat("a small corpus for evaluation. ", 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := train.Defaults()
+	cfg.Name, cfg.Out = "micro", filepath.Join(root, "run")
+	cfg.Model = model.Config{Vocab: 256, DModel: 16, NLayers: 1, NHeads: 2, DFF: 32, Pos: model.PosALiBi, TrainLen: 16, Seed: 1}
+	cfg.Data.Corpus = corpus
+	cfg.Train.Batch, cfg.Train.Steps, cfg.Train.LR, cfg.Train.MinLR, cfg.Train.Warmup = 2, 4, 1e-3, 1e-4, 1
+	if _, err := train.Run(context.Background(), cfg, train.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Out, corpus
+}
+
+func TestEvalCommand(t *testing.T) {
+	dir, _ := trainedRun(t)
+	tmp := t.TempDir()
+	jsonPath, plotPath := filepath.Join(tmp, "r.json"), filepath.Join(tmp, "r.png")
+	var out, errb bytes.Buffer
+	code := run([]string{"--run", dir, "--len", "40", "--json", jsonPath, "--plot", plotPath}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, row := range []string{"| 16 |", "| 32 |", "| 40 |", "| 64 |"} {
+		if !strings.Contains(out.String(), row) {
+			t.Errorf("table lacks row %q:\n%s", row, out.String())
+		}
+	}
+	var rep struct {
+		Runs []struct {
+			Run      string `json:"run"`
+			Pos      string `json:"pos"`
+			TrainLen int    `json:"train_len"`
+			Results  []struct {
+				Len          int     `json:"len"`
+				Protocol     string  `json:"protocol"`
+				PPL          float64 `json:"ppl"`
+				Tokens       int     `json:"tokens"`
+				BitsPerByte  float64 `json:"bits_per_byte"`
+				PeakRSSBytes int64   `json:"peak_rss_bytes"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Pos != "alibi" || rep.Runs[0].TrainLen != 16 || len(rep.Runs[0].Results) != 4 {
+		t.Fatalf("report %+v", rep)
+	}
+	val := len(strings.Repeat("a small corpus for evaluation. ", 50)) - int(float64(len(strings.Repeat("a small corpus for evaluation. ", 50)))*0.9)
+	for _, r := range rep.Runs[0].Results {
+		if r.Protocol != "nonoverlap" || r.Tokens != val-1 || !(r.PPL > 1) || r.PeakRSSBytes <= 0 {
+			t.Errorf("result %+v (validation split of %d bytes)", r, val)
+		}
+	}
+	if st, err := os.Stat(plotPath); err != nil || st.Size() < 1000 {
+		t.Errorf("plot not written: %v", err)
+	}
+}
+
+func TestEvalBadInput(t *testing.T) {
+	dir, _ := trainedRun(t)
+	missing := filepath.Join(t.TempDir(), "none")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing run", []string{"--run", missing}, "train one first: go run ./cmd/train"},
+		{"unreadable data", []string{"--run", dir, "--data", missing}, "no such file"},
+		{"len 0", []string{"--run", dir, "--len", "0"}, "--len must be positive"},
+		{"negative stride", []string{"--run", dir, "--stride", "-2"}, "--stride must not be negative"},
+		{"stride longer than len", []string{"--run", dir, "--lens", "8", "--stride", "9"}, "longer than the window length"},
+		{"bad lens", []string{"--run", dir, "--lens", "8,x"}, "--lens"},
+		{"corrupt checkpoint", []string{"--checkpoint", writeGarbage(t)}, "load checkpoint"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(tc.args, &out, &errb)
+			msg := errb.String()
+			if code == 0 || !strings.Contains(msg, tc.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 || strings.Contains(msg, "goroutine") {
+				t.Fatalf("exit %d, stderr %q; want one line containing %q", code, msg, tc.want)
+			}
+		})
+	}
+}
+
+func writeGarbage(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "garbage.safetensors")
+	if err := os.WriteFile(p, []byte("\x10\x00\x00\x00\x00\x00\x00\x00not json at all!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,209 @@
+package eval
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Plot writes a PNG with two panels: perplexity against evaluation length
+// (log scale) for every run, with each training length marked, and the
+// mean loss by position inside the window at the longest non-overlapping
+// length of each run.
+func (r Report) Plot(path string) error {
+	left, err := r.pplPlot()
+	if err != nil {
+		return err
+	}
+	right, err := r.positionPlot()
+	if err != nil {
+		return err
+	}
+	const w, h = 13 * vg.Inch, 5 * vg.Inch
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4, PadY: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8}
+	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func runLabel(run RunReport) string { return fmt.Sprintf("%s (%s)", run.Pos, run.Run) }
+
+func (r Report) pplPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Perplexity vs evaluation length (non-overlapping windows)"
+	p.X.Label.Text = "evaluation length (tokens, log scale)"
+	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.X.Scale = plot.LogScale{}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	lengths := map[float64]bool{}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	minY, maxY := math.Inf(1), math.Inf(-1)
+	for i, run := range r.Runs {
+		var pts plotter.XYs
+		for _, x := range run.Results {
+			if x.Protocol == NonOverlap {
+				lengths[float64(x.Len)] = true
+				pts = append(pts, plotter.XY{X: float64(x.Len), Y: x.PPL})
+				minY, maxY = math.Min(minY, x.PPL), math.Max(maxY, x.PPL)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Width = vg.Points(2)
+		points.Color = plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(runLabel(run), line, points)
+	}
+	if math.IsInf(minY, 0) {
+		return p, nil
+	}
+	p.X.Tick.Marker = valueTicks(lengths)
+	// Training lengths, as dashed vertical lines.
+	marked := map[int]bool{}
+	for _, run := range r.Runs {
+		if marked[run.TrainLen] || run.TrainLen <= 0 {
+			continue
+		}
+		marked[run.TrainLen] = true
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(run.TrainLen), Y: minY * 0.9}, {X: float64(run.TrainLen), Y: maxY * 1.1}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Gray{Y: 100}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("training length %d", run.TrainLen), l)
+	}
+	return p, nil
+}
+
+func (r Report) positionPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Loss by position inside the window (longest length)"
+	p.X.Label.Text = "position in window"
+	p.Y.Label.Text = "mean loss (nats)"
+	p.Y.Tick.Marker = readableTicks{}
+	p.Legend.Top = true
+	for i, run := range r.Runs {
+		var best *Result
+		for j, x := range run.Results {
+			if x.Protocol == NonOverlap && (best == nil || x.Len > best.Len) {
+				best = &run.Results[j]
+			}
+		}
+		if best == nil {
+			continue
+		}
+		pts := smoothPositions(best.PositionLoss)
+		if len(pts) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s, len %d", runLabel(run), best.Len), line)
+	}
+	return p, nil
+}
+
+// smoothPositions averages the per-position losses in buckets so that long
+// windows plot as a readable curve; positions never scored are skipped.
+func smoothPositions(loss []float64) plotter.XYs {
+	bucket := max(1, len(loss)/256)
+	var pts plotter.XYs
+	for lo := 0; lo < len(loss); lo += bucket {
+		var s float64
+		var n int
+		for _, v := range loss[lo:min(lo+bucket, len(loss))] {
+			if !math.IsNaN(v) {
+				s += v
+				n++
+			}
+		}
+		if n > 0 {
+			pts = append(pts, plotter.XY{X: float64(lo) + float64(bucket-1)/2, Y: s / float64(n)})
+		}
+	}
+	return pts
+}
+
+// valueTicks marks exactly the given values (the evaluated lengths).
+func valueTicks(vs map[float64]bool) plot.ConstantTicks {
+	var ticks []plot.Tick
+	for v := range vs {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	sort.Slice(ticks, func(i, j int) bool { return ticks[i].Value < ticks[j].Value })
+	return ticks
+}
+
+// readableTicks are gonum's default ticks with labels of four significant
+// digits, so that close values stay distinct.
+type readableTicks struct{}
+
+func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 4, 64)
+		}
+	}
+	return ts
+}
+
+// logTicks labels 1, 2, 3, 5 times each power of ten within the range.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 1.5, 2, 3, 5, 7} {
+			v := m * math.Pow(10, e)
+			if v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+			}
+		}
+	}
+	if len(ts) < 2 {
+		return readableTicks{}.Ticks(lo, hi)
+	}
+	return ts
+}
