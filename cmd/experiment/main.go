@@ -1,0 +1,202 @@
+// Command experiment runs the extrapolation comparison: it trains one model
+// per position scheme from one config (same data, seed and budget),
+// evaluates each at multiples of the training length, and writes
+// report.md, report.json and report.png. Runs already trained are reused,
+// and a run with checkpoints but no summary is resumed.
+//
+//	go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoidal,none --out runs/compare
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/train"
+	"golang.org/x/term"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "experiment: "+format+"\n", a...)
+		return 1
+	}
+	flags := flag.NewFlagSet("experiment", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	configPath := flags.String("config", "configs/tiny.yaml", "run config (YAML) shared by every run")
+	posList := flags.String("pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare")
+	out := flags.String("out", "runs/compare", "report directory; run i is trained in <out>/<pos>")
+	mults := flags.String("mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
+	steps := flags.Int("steps", 0, "training steps, overriding the config")
+	batchTokens := flags.Int("batch-tokens", 8192, "evaluation tokens per forward pass")
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if flags.NArg() > 0 {
+		return fail("unexpected argument %q", flags.Arg(0))
+	}
+	cfg, err := train.LoadConfig(*configPath)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *steps != 0 {
+		if *steps < 1 {
+			return fail("--steps must be positive, got %d", *steps)
+		}
+		cfg.Train.Steps = *steps
+	}
+	var factors []int
+	for _, f := range strings.Split(*mults, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return fail("--mults: %q is not a positive integer", f)
+		}
+		factors = append(factors, v)
+	}
+	var schemes []string
+	for _, p := range strings.Split(*posList, ",") {
+		c := cfg
+		c.Model.Pos = strings.TrimSpace(p)
+		if err := c.Validate(); err != nil {
+			return fail("--pos: %v", err)
+		}
+		schemes = append(schemes, c.Model.Pos)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	terminal := false
+	if f, ok := stderr.(*os.File); ok {
+		terminal = term.IsTerminal(int(f.Fd()))
+	}
+
+	var report eval.Report
+	var summaries []*train.Summary
+	for _, pos := range schemes {
+		c := cfg
+		c.Model.Pos = pos
+		c.Name = pos
+		c.Out = filepath.Join(*out, pos)
+		sum, err := trainOrReuse(ctx, c, stderr, terminal)
+		if errors.Is(err, train.ErrInterrupted) {
+			fmt.Fprintf(stderr, "experiment: %v\nrun the same command again to continue\n", err)
+			return 130
+		}
+		if err != nil {
+			return fail("%s: %v", pos, err)
+		}
+		summaries = append(summaries, sum)
+		r, err := eval.OpenRun(c.Out, func(err error) { fmt.Fprintf(stderr, "experiment: skipping checkpoint: %v\n", err) })
+		if err != nil {
+			return fail("%v", err)
+		}
+		val, err := r.ValidationTokens()
+		if err != nil {
+			return fail("%v", err)
+		}
+		rr := eval.RunReport{Run: c.Out, Pos: pos, TrainLen: c.Model.TrainLen}
+		for _, f := range factors {
+			l := f * c.Model.TrainLen
+			res, err := eval.Perplexity(r.Model, val, eval.Options{Len: l, BatchTokens: *batchTokens})
+			if err != nil {
+				return fail("%s at length %d: %v", pos, l, err)
+			}
+			fmt.Fprintf(stderr, "%s len %d: ppl %.4f (%.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
+				pos, l, res.PPL, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+			rr.Results = append(rr.Results, res)
+		}
+		report.Runs = append(report.Runs, rr)
+	}
+	var js bytes.Buffer
+	if err := report.WriteJSON(&js); err != nil {
+		return fail("%v", err)
+	}
+	if err := model.WriteFileAtomic(filepath.Join(*out, "report.json"), js.Bytes()); err != nil {
+		return fail("%v", err)
+	}
+	if err := report.Plot(filepath.Join(*out, "report.png")); err != nil {
+		return fail("%v", err)
+	}
+	md := markdown(report, summaries, cfg, *configPath, *posList, *out, *mults)
+	if err := model.WriteFileAtomic(filepath.Join(*out, "report.md"), []byte(md)); err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprint(stdout, md)
+	return 0
+}
+
+// trainOrReuse returns the summary of a finished run, and otherwise trains
+// (resuming from any checkpoint the run already has).
+func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal bool) (*train.Summary, error) {
+	b, err := os.ReadFile(filepath.Join(c.Out, "summary.json"))
+	if err == nil {
+		var s train.Summary
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(c.Out, "summary.json"), err)
+		}
+		if s.Steps == c.Train.Steps {
+			fmt.Fprintf(log, "%s: reusing the trained run in %s\n", c.Model.Pos, c.Out)
+			return &s, nil
+		}
+	}
+	fmt.Fprintf(log, "%s: training into %s\n", c.Model.Pos, c.Out)
+	return train.Run(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal})
+}
+
+func markdown(r eval.Report, sums []*train.Summary, cfg train.Config, configPath, pos, out, mults string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.ReplaceAll(pos, ",", " vs "))
+	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over the whole validation split "+
+		"(last %g of %s), at multiples of the training length L = %d.\n\n", cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
+	r.Markdown(&b)
+	b.WriteString("\nPerplexity relative to the training length:\n\n| run |")
+	for _, x := range r.Runs[0].Results {
+		fmt.Fprintf(&b, " %d / %d |", x.Len, r.Runs[0].TrainLen)
+	}
+	b.WriteString("\n|---|")
+	for range r.Runs[0].Results {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "| %s |", run.Pos)
+		for _, x := range run.Results {
+			fmt.Fprintf(&b, " %.3f |", x.PPL/run.Results[0].PPL)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n![perplexity vs length and loss by position](report.png)\n\n## Settings\n\n")
+	m, t := cfg.Model, cfg.Train
+	fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d, seed %d. Training: %d steps of %d x %d tokens, "+
+		"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
+		m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, m.Seed, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+	b.WriteString("| run | train tokens | train wall (s) | train tokens/s | final train loss | val ppl at L | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
+	for i, s := range sums {
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.4f | %.3f | %.0f |\n", r.Runs[i].Pos, s.Tokens, s.WallSeconds, s.TokensPerSecond,
+			s.FinalTrainLoss, s.ValPPL, float64(s.PeakRSSBytes)/(1<<20))
+	}
+	b.WriteString("\n| run | eval length | tokens | windows | wall (s) | tokens/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
+	for _, run := range r.Runs {
+		for _, x := range run.Results {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f | %.0f | %.0f |\n", run.Pos, x.Len, x.Tokens, x.Windows, x.WallSeconds,
+				x.TokensPerSecond, float64(x.PeakRSSBytes)/(1<<20))
+		}
+	}
+	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\ngo run ./cmd/experiment --config %s --pos %s --out %s --mults %s\n```\n\nGenerated %s.\n",
+		configPath, pos, out, mults, time.Now().UTC().Format("2006-01-02"))
+	return b.String()
+}
