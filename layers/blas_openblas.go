@@ -8,8 +8,8 @@ package layers
 import "C"
 
 import (
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
 )
 
 // With -tags openblas, Gorgonia and the custom ops multiply matrices with

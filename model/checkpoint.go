@@ -120,13 +120,13 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 			c.Meta[k] = v
 		}
 	}
-	want := InitWeights(Config{Vocab: c.Config.Vocab, DModel: c.Config.DModel, NLayers: c.Config.NLayers, NHeads: c.Config.NHeads, DFF: c.Config.DFF})
 	byName := make(map[string]RawTensor, len(ts))
 	for _, t := range ts {
 		byName[t.Name] = t
 	}
 	c.Weights = &Weights{Tensors: map[string]*tensor.Dense{}}
-	for _, name := range want.Names {
+	for _, spec := range shapes(c.Config) {
+		name := spec.name
 		t, ok := byName[name]
 		if !ok {
 			return nil, fmt.Errorf("weight %s is missing", name)
@@ -135,8 +135,8 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if err != nil {
 			return nil, fmt.Errorf("weight %s: %w", name, err)
 		}
-		if shape := want.Tensors[name].Shape(); !sameShape(t.Shape, shape) {
-			return nil, fmt.Errorf("weight %s has shape %v, want %v for this config", name, t.Shape, []int(shape))
+		if !sameShape(t.Shape, spec.shape) {
+			return nil, fmt.Errorf("weight %s has shape %v, want %v for this config", name, t.Shape, spec.shape)
 		}
 		copy(c.Weights.add(name, t.Shape...), v)
 		delete(byName, name)

@@ -66,63 +66,78 @@ const (
 	nameHead   = "head.weight"
 )
 
+// shapes lists the weights of cfg in their fixed order, with their shapes
+// and initial standard deviations (0: zeros, -1: ones), without allocating
+// them.
+func shapes(cfg Config) []weightSpec {
+	d, f := cfg.DModel, cfg.DFF
+	resid := 0.02 / math.Sqrt(2*float64(cfg.NLayers))
+	specs := []weightSpec{{nameTokEmb, []int{cfg.Vocab, d}, 1 / math.Sqrt(float64(d))}}
+	for l := 0; l < cfg.NLayers; l++ {
+		specs = append(specs,
+			weightSpec{layerName(l, "ln1.weight"), []int{d}, -1},
+			weightSpec{layerName(l, "ln1.bias"), []int{d}, 0},
+			weightSpec{layerName(l, "attn.qkv.weight"), []int{d, 3 * d}, 0.02},
+			weightSpec{layerName(l, "attn.qkv.bias"), []int{3 * d}, 0},
+			weightSpec{layerName(l, "attn.out.weight"), []int{d, d}, resid},
+			weightSpec{layerName(l, "attn.out.bias"), []int{d}, 0},
+			weightSpec{layerName(l, "ln2.weight"), []int{d}, -1},
+			weightSpec{layerName(l, "ln2.bias"), []int{d}, 0},
+			weightSpec{layerName(l, "mlp.fc1.weight"), []int{d, f}, 0.02},
+			weightSpec{layerName(l, "mlp.fc1.bias"), []int{f}, 0},
+			weightSpec{layerName(l, "mlp.fc2.weight"), []int{f, d}, resid},
+			weightSpec{layerName(l, "mlp.fc2.bias"), []int{d}, 0},
+		)
+	}
+	return append(specs, weightSpec{nameLNfW, []int{d}, -1}, weightSpec{nameLNfB, []int{d}, 0},
+		weightSpec{nameHead, []int{d, cfg.Vocab}, 0.02})
+}
+
+type weightSpec struct {
+	name  string
+	shape []int
+	std   float64 // 0: zeros, -1: ones
+}
+
 // InitWeights creates the weights of cfg with the reference's
-// initialisation (anchors/torch_lm.py, fairseq/GPT-2 style), drawn from a
-// generator seeded with cfg.Seed:
+// initialisation (anchors/torch_lm.py, fairseq/GPT-2 style), drawn in order
+// from a generator seeded with cfg.Seed:
 //   - token embedding N(0, d^-1/2) (scaled by sqrt(d) on input),
 //   - qkv and fc1 N(0, 0.02), the residual projections (attention output,
 //     fc2) N(0, 0.02/sqrt(2 n_layers)), biases 0,
 //   - LayerNorm gain 1 and shift 0, untied output head N(0, 0.02).
 func InitWeights(cfg Config) *Weights {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	normal := func(v []float32, sd float64) {
-		for i := range v {
-			v[i] = float32(rng.NormFloat64() * sd)
-		}
-	}
-	ones := func(v []float32) {
-		for i := range v {
-			v[i] = 1
-		}
-	}
-	d, f := cfg.DModel, cfg.DFF
-	resid := 0.02 / math.Sqrt(2*float64(cfg.NLayers))
 	w := &Weights{Tensors: map[string]*tensor.Dense{}}
-	normal(w.add(nameTokEmb, cfg.Vocab, d), 1/math.Sqrt(float64(d)))
-	for l := 0; l < cfg.NLayers; l++ {
-		ones(w.add(layerName(l, "ln1.weight"), d))
-		w.add(layerName(l, "ln1.bias"), d)
-		normal(w.add(layerName(l, "attn.qkv.weight"), d, 3*d), 0.02)
-		w.add(layerName(l, "attn.qkv.bias"), 3*d)
-		normal(w.add(layerName(l, "attn.out.weight"), d, d), resid)
-		w.add(layerName(l, "attn.out.bias"), d)
-		ones(w.add(layerName(l, "ln2.weight"), d))
-		w.add(layerName(l, "ln2.bias"), d)
-		normal(w.add(layerName(l, "mlp.fc1.weight"), d, f), 0.02)
-		w.add(layerName(l, "mlp.fc1.bias"), f)
-		normal(w.add(layerName(l, "mlp.fc2.weight"), f, d), resid)
-		w.add(layerName(l, "mlp.fc2.bias"), d)
+	for _, s := range shapes(cfg) {
+		v := w.add(s.name, s.shape...)
+		for i := range v {
+			switch s.std {
+			case 0:
+			case -1:
+				v[i] = 1
+			default:
+				v[i] = float32(rng.NormFloat64() * s.std)
+			}
+		}
 	}
-	ones(w.add(nameLNfW, d))
-	w.add(nameLNfB, d)
-	normal(w.add(nameHead, d, cfg.Vocab), 0.02)
 	return w
 }
 
 // checkShapes verifies that w has exactly the tensors of cfg, with their
 // shapes; it names the first mismatch.
 func (w *Weights) checkShapes(cfg Config) error {
-	want := InitWeights(Config{Vocab: cfg.Vocab, DModel: cfg.DModel, NLayers: cfg.NLayers, NHeads: cfg.NHeads, DFF: cfg.DFF})
-	if len(w.Names) != len(want.Names) {
-		return fmt.Errorf("%d weight tensors, want %d for this config", len(w.Names), len(want.Names))
+	want := shapes(cfg)
+	if len(w.Names) != len(want) {
+		return fmt.Errorf("%d weight tensors, want %d for this config", len(w.Names), len(want))
 	}
-	for _, name := range want.Names {
-		t, ok := w.Tensors[name]
+	for _, s := range want {
+		t, ok := w.Tensors[s.name]
 		if !ok {
-			return fmt.Errorf("weight %s is missing", name)
+			return fmt.Errorf("weight %s is missing", s.name)
 		}
-		if !t.Shape().Eq(want.Tensors[name].Shape()) {
-			return fmt.Errorf("weight %s has shape %v, want %v", name, t.Shape(), want.Tensors[name].Shape())
+		if !t.Shape().Eq(tensor.Shape(s.shape)) {
+			return fmt.Errorf("weight %s has shape %v, want %v", s.name, t.Shape(), s.shape)
 		}
 	}
 	return nil

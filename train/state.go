@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -78,7 +79,15 @@ func (s *state) save(dir string, cfg Config) error {
 	c.Meta[metaRunCfg] = string(runCfg)
 	c.Meta[model.MetaCorpus] = cfg.Data.Corpus
 	c.Meta[model.MetaValFrac] = strconv.FormatFloat(cfg.Data.ValFrac, 'g', -1, 64)
-	if err := model.SaveCheckpoint(model.CheckpointPath(dir, s.step), c); err != nil {
+	path := model.CheckpointPath(dir, s.step)
+	if os.Getenv(FaultEnv) != "" {
+		var buf bytes.Buffer
+		if err := c.Encode(&buf); err != nil {
+			return err
+		}
+		crashInCheckpoint(s.step, path, buf.Bytes())
+	}
+	if err := model.SaveCheckpoint(path, c); err != nil {
 		return err
 	}
 	cs, err := model.Checkpoints(dir)

@@ -69,6 +69,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o755); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
+	removeStaleTemps(dir, logw)
 	st, err := newState(cfg, trainTok)
 	if err != nil {
 		return nil, err
@@ -210,4 +211,15 @@ func LoadData(cfg Config) (trainTok, valTok []int, err error) {
 		return nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is too short to score", cfg.Data.Corpus, len(valTok))
 	}
 	return trainTok, valTok, nil
+}
+
+// removeStaleTemps deletes temporary files that a crash in the middle of a
+// checkpoint write left behind; the checkpoints themselves are untouched.
+func removeStaleTemps(dir string, log io.Writer) {
+	temps, _ := filepath.Glob(filepath.Join(dir, model.CheckpointDir, ".*.tmp-*"))
+	for _, t := range temps {
+		if os.Remove(t) == nil {
+			fmt.Fprintf(log, "removed %s, left by an interrupted checkpoint write\n", t)
+		}
+	}
 }

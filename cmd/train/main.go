@@ -69,17 +69,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case got = <-sigs:
+			fmt.Fprintf(stderr, "\ntrain: %v received: finishing the current step and saving a checkpoint\n", got)
+			cancel()
+		case <-done:
+		}
+	}()
 	terminal := false
 	if f, ok := stderr.(*os.File); ok {
 		terminal = term.IsTerminal(int(f.Fd()))
 	}
 	fmt.Fprintf(stderr, "training %s (pos %s, %d steps) into %s\n", *configPath, cfg.Model.Pos, cfg.Train.Steps, cfg.RunDir())
 	sum, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal})
+	close(done)
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintf(stderr, "train: %v\nresume with: go run ./cmd/train --config %s --out %s --resume\n", err, *configPath, cfg.RunDir())
-		return 130
+		if got == syscall.SIGTERM {
+			return 128 + int(syscall.SIGTERM)
+		}
+		return 128 + int(syscall.SIGINT)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)

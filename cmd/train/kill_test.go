@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/train"
+)
+
+// TestMain lets the test binary act as the train command in a subprocess.
+func TestMain(m *testing.M) {
+	if os.Getenv("ALIBI_TRAIN_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+const killYAML = `name: kill
+model: {vocab: 256, d_model: 32, n_layers: 2, n_heads: 4, d_ff: 64, pos: alibi, train_len: 32, seed: 5}
+data: {corpus: CORPUS, val_frac: 0.1}
+train: {batch: 8, steps: 240, lr: 3.0e-3, min_lr: 3.0e-4, warmup: 10, log_every: 5, eval_every: 60, eval_tokens: 512, checkpoint_every: 10, keep_checkpoints: 3}
+`
+
+// trainCmd starts the train command as a subprocess.
+func trainCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), "ALIBI_TRAIN_MAIN=1"), env...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("subprocess %v output:\n%s", args, buf.String())
+		}
+	})
+	return cmd
+}
+
+func killedBySignal(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// finalState returns the weights and optimizer moments of a run's newest
+// checkpoint, as raw bytes by tensor name.
+func finalState(t *testing.T, dir string) (map[string][]byte, string) {
+	t.Helper()
+	c, path, err := model.LatestCheckpoint(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, name := range c.Weights.Names {
+		out[name] = model.F32Tensor(name, nil, c.Weights.Data(name)).Data
+	}
+	for _, x := range c.Extra {
+		out[x.Name] = x.Data
+	}
+	return out, path
+}
+
+// A run killed with SIGKILL, once in the middle of a checkpoint write and
+// once at an arbitrary step, then resumed, ends bit-identical to the same
+// run left alone.
+func TestKillAndResumeIsBitIdentical(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains three runs in subprocesses")
+	}
+	root := t.TempDir()
+	corpus := filepath.Join(root, "corpus.txt")
+	text := strings.Repeat("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. ", 60)
+	if err := os.WriteFile(corpus, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(root, "kill.yaml")
+	if err := os.WriteFile(cfgPath, []byte(strings.Replace(killYAML, "CORPUS", corpus, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, split := filepath.Join(root, "whole"), filepath.Join(root, "split")
+	if err := trainCmd(t, nil, "--config", cfgPath, "--out", whole).Run(); err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+
+	// 1. Killed half way through writing the step-70 checkpoint.
+	err := trainCmd(t, []string{train.FaultEnv + "=kill-in-checkpoint:70"}, "--config", cfgPath, "--out", split).Run()
+	if !killedBySignal(err) {
+		t.Fatalf("first segment: want death by SIGKILL, got %v", err)
+	}
+	ckdir := filepath.Join(split, model.CheckpointDir)
+	if _, err := os.Stat(filepath.Join(ckdir, "step-00000070.safetensors")); !os.IsNotExist(err) {
+		t.Fatalf("the half-written checkpoint replaced a real one: %v", err)
+	}
+	if temps, _ := filepath.Glob(filepath.Join(ckdir, ".*.tmp-*")); len(temps) != 1 {
+		t.Fatalf("want the half-written temporary file, found %v", temps)
+	}
+
+	// 2. Resumed, then killed at an arbitrary step once step 150 is saved.
+	cmd := trainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(ckdir, "step-00000150.safetensors")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the resumed run never reached step 150")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	if err := cmd.Wait(); !killedBySignal(err) {
+		t.Fatalf("second segment: want death by SIGKILL, got %v (the run finished before the kill?)", err)
+	}
+
+	// 3. Resumed to the end.
+	if err := trainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
+		t.Fatalf("final segment: %v", err)
+	}
+	a, pa := finalState(t, whole)
+	b, pb := finalState(t, split)
+	if filepath.Base(pa) != "step-00000240.safetensors" || filepath.Base(pb) != filepath.Base(pa) {
+		t.Fatalf("final checkpoints %s and %s", pa, pb)
+	}
+	if len(a) != len(b) {
+		t.Fatalf("%d tensors uninterrupted, %d resumed", len(a), len(b))
+	}
+	for name, x := range a {
+		if !bytes.Equal(x, b[name]) {
+			t.Fatalf("tensor %s differs after kill and resume", name)
+		}
+	}
+	ma, _ := os.ReadFile(filepath.Join(whole, "metrics.jsonl"))
+	mb, _ := os.ReadFile(filepath.Join(split, "metrics.jsonl"))
+	if got, want := stepsAndLosses(mb), stepsAndLosses(ma); got != want {
+		t.Fatalf("metrics differ:\nresumed:\n%s\nuninterrupted:\n%s", got, want)
+	}
+}
+
+// stepsAndLosses drops the timing fields of metrics.jsonl lines.
+func stepsAndLosses(b []byte) string {
+	var out strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var keep []string
+		for _, f := range strings.Split(strings.Trim(line, "{}"), ",") {
+			if !strings.Contains(f, "elapsed") && !strings.Contains(f, "per_second") {
+				keep = append(keep, f)
+			}
+		}
+		out.WriteString(strings.Join(keep, ",") + "\n")
+	}
+	return out.String()
+}

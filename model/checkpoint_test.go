@@ -1,0 +1,154 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func savedCheckpoint(t *testing.T, pos string) (string, *Checkpoint) {
+	t.Helper()
+	m, err := New(tinyConfig(pos))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCheckpoint(m)
+	c.Extra = []RawTensor{F32Tensor("optim.m.x", []int{2}, []float32{1, 2})}
+	c.Meta["train.step"] = "7"
+	path := filepath.Join(t.TempDir(), "ck.safetensors")
+	if err := SaveCheckpoint(path, c); err != nil {
+		t.Fatal(err)
+	}
+	return path, c
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	path, c := savedCheckpoint(t, PosALiBi)
+	got, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Config != c.Config || got.Meta["train.step"] != "7" {
+		t.Fatalf("config/meta: %+v %v", got.Config, got.Meta)
+	}
+	for _, name := range c.Weights.Names {
+		a, b := c.Weights.Data(name), got.Weights.Data(name)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s[%d]: %g != %g", name, i, a[i], b[i])
+			}
+		}
+	}
+	if len(got.Slopes) != 4 || got.Slopes[0] != 0.25 || got.Slopes[3] != 1.0/256 {
+		t.Fatalf("slopes %v", got.Slopes)
+	}
+	if x, ok := got.ExtraTensor("optim.m.x"); !ok || len(x.Data) != 8 {
+		t.Fatalf("extra tensor %v", x)
+	}
+	// Encoding is byte-reproducible.
+	var a, b bytes.Buffer
+	if err := c.Encode(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := got.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("re-encoding a loaded checkpoint changed its bytes")
+	}
+}
+
+func TestCheckpointCorruptionDetected(t *testing.T) {
+	path, _ := savedCheckpoint(t, PosSinusoidal)
+	good, _ := os.ReadFile(path)
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"random bytes", []byte("\x93\x17garbage that is not a checkpoint at all"), "safetensors"},
+		{"truncated", good[:len(good)/2], "safetensors"},
+		{"flipped weight bit", flip(good, len(good)-3), "checksum"},
+		{"empty", nil, "safetensors"},
+	}
+	for _, tc := range tests {
+		p := filepath.Join(t.TempDir(), "bad.safetensors")
+		os.WriteFile(p, tc.data, 0o644)
+		_, err := LoadCheckpoint(p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v, want one naming the file and %q", tc.name, err, tc.want)
+		}
+	}
+	// Every truncation is an error, never a panic.
+	for n := 0; n < len(good); n += 97 {
+		if _, err := DecodeCheckpoint(good[:n]); err == nil {
+			t.Fatalf("truncated to %d bytes: no error", n)
+		}
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	c := append([]byte(nil), b...)
+	c[i] ^= 0x40
+	return c
+}
+
+// failingFile fails its writes after limit bytes, like a full disk.
+type failingFile struct {
+	*os.File
+	limit int
+}
+
+func (f *failingFile) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n, _ := f.File.Write(p[:f.limit])
+		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	f.limit -= len(p)
+	return f.File.Write(p)
+}
+
+// A write that fails half way (disk full) leaves the previous checkpoint
+// intact and no temporary file behind.
+func TestCheckpointDiskFullKeepsPrevious(t *testing.T) {
+	path, _ := savedCheckpoint(t, PosALiBi)
+	before, _ := os.ReadFile(path)
+	old := createTemp
+	defer func() { createTemp = old }()
+	createTemp = func(dir, pattern string) (tempFile, error) {
+		f, err := os.CreateTemp(dir, pattern)
+		return &failingFile{File: f, limit: 1000}, err
+	}
+	m, _ := New(tinyConfig(PosALiBi))
+	err := SaveCheckpoint(path, NewCheckpoint(m))
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("want a no-space error, got %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Fatal("the previous checkpoint was changed by a failed write")
+	}
+	if temps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*")); len(temps) != 0 {
+		t.Fatalf("temporary files left behind: %v", temps)
+	}
+	if _, err := LoadCheckpoint(path); err != nil {
+		t.Fatalf("previous checkpoint no longer loads: %v", err)
+	}
+}
+
+func TestCheckpointOfAnotherShapeRefused(t *testing.T) {
+	path, c := savedCheckpoint(t, PosALiBi)
+	got, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := c.Config
+	other.DModel = 64
+	if _, err := FromWeights(other, got.Weights); err == nil || !strings.Contains(err.Error(), "shape") {
+		t.Fatalf("weights of d_model 32 accepted for 64: %v", err)
+	}
+}
