@@ -2,5 +2,27 @@
 
 package layers
 
+import (
+	"runtime"
+
+	fastgemm "github.com/alibi-go/alibi/layers/internal/gemm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+	G "gorgonia.org/gorgonia"
+)
+
+// The default build multiplies float32 matrices with the package's own
+// AVX2/FMA kernel (pure Go and Go assembly, no cgo) and leaves every other
+// BLAS routine to gonum.
+func init() { G.Use(goBLAS{}) }
+
 // BLASName names the matrix-multiply backend in use.
-func BLASName() string { return "gonum (pure Go)" }
+func BLASName() string { return "alibi-go gemm (pure Go + AVX2 assembly)" }
+
+// goBLAS is gonum's BLAS with a faster Sgemm.
+type goBLAS struct{ gonum.Implementation }
+
+// Sgemm spreads large products over all cores.
+func (goBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	fastgemm.Sgemm(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0))
+}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	fastgemm "github.com/alibi-go/alibi/layers/internal/gemm"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
@@ -72,23 +73,22 @@ func chunkBounds(n, chunks, c int) (lo, hi int) {
 }
 
 // gemm computes C = alpha*op(A)*op(B) + beta*C (row-major) for the custom
-// ops. They call it from several goroutines at once (one per attention head),
-// so it runs on the calling goroutine; the large matmuls of the linear layers
-// go through Gorgonia and its BLAS instead.
+// ops. They call it from several goroutines at once (one per attention
+// head), so it runs on the calling goroutine: float32 with the package's
+// AVX2 kernel, float64 (gradient checks) with gonum.
 func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	impl := gonum.Implementation{}
 	switch a := any(a).(type) {
 	case []float32:
-		impl.Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		fastgemm.Sgemm(tA, tB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, 1)
 	case []float64:
-		impl.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+		ta, tb := blas.NoTrans, blas.NoTrans
+		if tA {
+			ta = blas.Trans
+		}
+		if tB {
+			tb = blas.Trans
+		}
+		gonum.Implementation{}.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
 }
 

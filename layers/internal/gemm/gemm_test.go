@@ -1,0 +1,363 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+const sentinel = float32(-12345.5)
+
+// refGemm is a naive float64-accumulating reference for the row-major
+// semantics of Sgemm on the m x n window.
+func refGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for p := 0; p < k; p++ {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += float64(av) * float64(bv)
+			}
+			v := float64(alpha) * s
+			if beta != 0 {
+				v += float64(beta) * float64(c[i*ldc+j])
+			}
+			out[i*n+j] = v
+		}
+	}
+	return out
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = rng.Float32()*2 - 1
+	}
+	return s
+}
+
+type gemmCase struct {
+	tA, tB        bool
+	m, n, k       int
+	padA, padB    int // extra leading-dimension padding
+	padC          int
+	alpha, beta   float32
+	nanC          bool
+	threads       int
+	extraRowsTail int // extra rows allocated past the matrix end
+}
+
+func (tc gemmCase) String() string {
+	return fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,pad=%d/%d/%d,alpha=%g,beta=%g,nan=%v,threads=%d",
+		tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.padA, tc.padB, tc.padC, tc.alpha, tc.beta, tc.nanC, tc.threads)
+}
+
+// runCase runs one case and reports an error on mismatch or on any change
+// outside the C window.
+func runCase(t *testing.T, rng *rand.Rand, tc gemmCase) {
+	t.Helper()
+	ar, ac := tc.m, tc.k
+	if tc.tA {
+		ar, ac = tc.k, tc.m
+	}
+	br, bc := tc.k, tc.n
+	if tc.tB {
+		br, bc = tc.n, tc.k
+	}
+	lda, ldb, ldc := max(1, ac)+tc.padA, max(1, bc)+tc.padB, max(1, tc.n)+tc.padC
+	a := randSlice(rng, ar*lda+tc.extraRowsTail)
+	b := randSlice(rng, br*ldb+tc.extraRowsTail)
+	c := make([]float32, tc.m*ldc+tc.extraRowsTail)
+	for i := range c {
+		c[i] = sentinel
+	}
+	for i := 0; i < tc.m; i++ {
+		for j := 0; j < tc.n; j++ {
+			if tc.nanC {
+				c[i*ldc+j] = float32(math.NaN())
+			} else {
+				c[i*ldc+j] = rng.Float32()*2 - 1
+			}
+		}
+	}
+	aCopy := append([]float32(nil), a...)
+	bCopy := append([]float32(nil), b...)
+	want := refGemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+
+	Sgemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc, tc.threads)
+
+	tol := 1e-5 * float64(max(tc.k, 1)) * (1 + math.Abs(float64(tc.alpha)))
+	bad := 0
+	for i := 0; i < tc.m; i++ {
+		for j := 0; j < tc.n; j++ {
+			got := float64(c[i*ldc+j])
+			w := want[i*tc.n+j]
+			if math.IsNaN(got) || math.Abs(got-w) > tol*math.Max(1, math.Abs(w)) {
+				if bad < 5 {
+					t.Errorf("%v: C[%d][%d] = %v, want %v", tc, i, j, got, w)
+				}
+				bad++
+			}
+		}
+	}
+	// Nothing outside the window may change.
+	for idx, v := range c {
+		i, j := idx/ldc, idx%ldc
+		if i < tc.m && j < tc.n {
+			continue
+		}
+		if v != sentinel {
+			t.Errorf("%v: C element %d (row %d col %d) outside the window changed to %v", tc, idx, i, j, v)
+			break
+		}
+	}
+	for i := range a {
+		if a[i] != aCopy[i] {
+			t.Fatalf("%v: A was modified", tc)
+		}
+	}
+	for i := range b {
+		if b[i] != bCopy[i] {
+			t.Fatalf("%v: B was modified", tc)
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%v: %d mismatching elements", tc, bad)
+	}
+}
+
+var shapes = [][3]int{
+	{1, 1, 1}, {1, 1, 7}, {2, 3, 4}, {7, 13, 5}, {17, 33, 65}, {6, 16, 1},
+	{6, 16, 8}, {5, 15, 9}, {7, 17, 3}, {12, 32, 4}, {13, 31, 257},
+	{6, 16, 256}, {6, 16, 257}, {6, 16, 513}, {145, 17, 3}, {143, 49, 30},
+	{289, 33, 20}, {1, 100, 50}, {100, 1, 50}, {64, 64, 64}, {31, 2049, 3},
+	{3, 4100, 2}, {150, 40, 600}, {128, 32, 128}, {130, 130, 32},
+}
+
+// forEachKernel runs f with the assembly kernel (when available) and with the
+// portable kernel.
+func forEachKernel(t *testing.T, f func(t *testing.T)) {
+	saved := useAsm
+	defer func() { useAsm = saved }()
+	if saved {
+		useAsm = true
+		t.Run("asm", f)
+	}
+	useAsm = false
+	t.Run("generic", f)
+}
+
+func TestSgemmShapes(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(1))
+		for _, s := range shapes {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					runCase(t, rng, gemmCase{tA: tA, tB: tB, m: s[0], n: s[1], k: s[2], alpha: 1, beta: 0, threads: 1})
+				}
+			}
+		}
+	})
+}
+
+func TestSgemmStridedAlphaBeta(t *testing.T) {
+	ab := [][2]float32{{1, 0}, {1, 1}, {0.5, -2}, {-1.5, 0.25}, {2, 0}, {0, 0}, {0, 3}, {1, -1}}
+	forEachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(2))
+		for _, s := range [][3]int{{7, 13, 5}, {17, 33, 65}, {6, 16, 300}, {12, 48, 16}, {1, 1, 1}, {40, 20, 0}} {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					for _, x := range ab {
+						for _, nan := range []bool{false, true} {
+							if nan && x[1] != 0 {
+								continue
+							}
+							runCase(t, rng, gemmCase{
+								tA: tA, tB: tB, m: s[0], n: s[1], k: s[2],
+								padA: 3, padB: 5, padC: 7, alpha: x[0], beta: x[1], nanC: nan,
+								threads: 1, extraRowsTail: 0,
+							})
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// withParallelSettings runs f with the given parallel threshold and shared
+// packing budget, restoring the defaults afterwards.
+func withParallelSettings(minFlops float64, budget int, f func()) {
+	savedFlops, savedBudget := minParallelFlops, sharedPackBudget
+	defer func() { minParallelFlops, sharedPackBudget = savedFlops, savedBudget }()
+	minParallelFlops, sharedPackBudget = minFlops, budget
+	f()
+}
+
+func TestSgemmThreads(t *testing.T) {
+	modes := []struct {
+		name     string
+		minFlops float64
+		budget   int
+	}{
+		{"default", minParallelFlops, sharedPackBudget},
+		{"shared", 0, sharedPackBudget}, // every shape takes the shared-packing path
+		{"static", 0, 0},                // every shape takes the static split
+	}
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			withParallelSettings(mode.minFlops, mode.budget, func() {
+				forEachKernel(t, func(t *testing.T) {
+					rng := rand.New(rand.NewSource(3))
+					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 32, 32}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {1, 40, 3}, {40, 1, 300}, {13, 35, 600}} {
+						for _, tA := range []bool{false, true} {
+							for _, tB := range []bool{false, true} {
+								for _, th := range []int{2, 3, 4, 7} {
+									runCase(t, rng, gemmCase{
+										tA: tA, tB: tB, m: s[0], n: s[1], k: s[2],
+										padA: 1, padB: 2, padC: 3, alpha: 0.75, beta: 0.5, threads: th,
+									})
+								}
+							}
+						}
+					}
+				})
+			})
+		})
+	}
+}
+
+func TestSgemmBetaZeroNaN(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(4))
+		for _, s := range [][3]int{{6, 16, 4}, {7, 17, 4}, {200, 100, 300}, {700, 40, 300}} {
+			for _, th := range []int{1, 2} {
+				runCase(t, rng, gemmCase{m: s[0], n: s[1], k: s[2], padC: 4, alpha: 1, beta: 0, nanC: true, threads: th})
+				// Negative zero must also mean "overwrite".
+				runCase(t, rng, gemmCase{m: s[0], n: s[1], k: s[2], padC: 4, alpha: 1, beta: float32(math.Copysign(0, -1)), nanC: true, threads: th})
+			}
+		}
+	})
+}
+
+// TestSgemmAttentionStrided mimics Q*K^T for one head inside a packed QKV
+// tensor: lda = ldb = 384 with k = 32.
+func TestSgemmAttentionStrided(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(5))
+		for _, th := range []int{1, 2} {
+			runCase(t, rng, gemmCase{tB: true, m: 128, n: 128, k: 32, padA: 352, padB: 352, alpha: 0.125, beta: 0, threads: th})
+			runCase(t, rng, gemmCase{tA: true, m: 128, n: 32, k: 128, padA: 100, padB: 352, alpha: 1, beta: 1, threads: th})
+		}
+	})
+}
+
+func TestSgemmEmpty(t *testing.T) {
+	// m or n == 0 must not touch anything, even with nil slices.
+	Sgemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5, 2)
+	Sgemm(false, false, 5, 0, 3, 1, make([]float32, 15), 3, nil, 1, 0, nil, 1, 2)
+	// k == 0: C = beta*C and A, B may be empty.
+	c := []float32{1, 2, 3, 4, 5, 6}
+	Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 2, c, 3, 1)
+	want := []float32{2, 4, 3, 8, 10, 6}
+	for i := range c {
+		if c[i] != want[i] {
+			t.Fatalf("k=0 beta=2: got %v, want %v", c, want)
+		}
+	}
+	nan := float32(math.NaN())
+	c = []float32{nan, nan, 7}
+	Sgemm(true, true, 1, 2, 0, 1, nil, 1, nil, 1, 0, c, 2, 1)
+	if c[0] != 0 || c[1] != 0 || c[2] != 7 {
+		t.Fatalf("k=0 beta=0: got %v", c)
+	}
+}
+
+func TestSgemmPanics(t *testing.T) {
+	a := make([]float32, 100)
+	cases := []struct {
+		name string
+		want string
+		f    func()
+	}{
+		{"negative m", "negative dimension", func() { Sgemm(false, false, -1, 2, 2, 1, a, 2, a, 2, 0, a, 2, 1) }},
+		{"small lda", "lda", func() { Sgemm(false, false, 2, 2, 3, 1, a, 2, a, 2, 0, a, 2, 1) }},
+		{"small ldb trans", "ldb", func() { Sgemm(false, true, 2, 2, 3, 1, a, 3, a, 2, 0, a, 2, 1) }},
+		{"small ldc", "ldc", func() { Sgemm(false, false, 2, 3, 2, 1, a, 2, a, 3, 0, a, 2, 1) }},
+		{"short A", "A has length", func() { Sgemm(false, false, 20, 2, 10, 1, a, 10, a, 2, 0, a, 2, 1) }},
+		{"short B", "B has length", func() { Sgemm(false, false, 2, 20, 10, 1, a, 10, a, 20, 0, a, 20, 1) }},
+		{"short C", "C has length", func() { Sgemm(false, false, 20, 10, 2, 1, a, 2, a, 10, 0, a, 10, 1) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if r == nil {
+					t.Fatalf("no panic")
+				}
+				if msg := fmt.Sprint(r); !strings.Contains(msg, tc.want) {
+					t.Fatalf("panic %q does not mention %q", msg, tc.want)
+				}
+			}()
+			tc.f()
+		})
+	}
+}
+
+// TestSgemmExactLengths checks that slices exactly as long as the CBLAS
+// formula requires are accepted (no over-reads past the last row).
+func TestSgemmExactLengths(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(6))
+		for _, s := range [][3]int{{7, 13, 5}, {13, 35, 19}, {64, 64, 64}} {
+			for _, tA := range []bool{false, true} {
+				for _, tB := range []bool{false, true} {
+					m, n, k := s[0], s[1], s[2]
+					ar, ac := m, k
+					if tA {
+						ar, ac = k, m
+					}
+					br, bc := k, n
+					if tB {
+						br, bc = n, k
+					}
+					lda, ldb, ldc := ac+3, bc+2, n+5
+					a := randSlice(rng, (ar-1)*lda+ac)
+					b := randSlice(rng, (br-1)*ldb+bc)
+					c := randSlice(rng, (m-1)*ldc+n)
+					want := refGemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 1, c, ldc)
+					Sgemm(tA, tB, m, n, k, 1, a, lda, b, ldb, 1, c, ldc, 2)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							if d := math.Abs(float64(c[i*ldc+j]) - want[i*n+j]); d > 1e-5*float64(k)*math.Max(1, math.Abs(want[i*n+j])) {
+								t.Fatalf("tA=%v tB=%v %v: C[%d][%d]=%v want %v", tA, tB, s, i, j, c[i*ldc+j], want[i*n+j])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestSplitGrid(t *testing.T) {
+	for _, s := range [][4]int{{2048, 384, 128, 2}, {128, 512, 2048, 2}, {6, 16, 10, 8}, {1000, 1000, 10, 4}, {1, 1, 1, 3}} {
+		tr, tc := splitGrid(s[0], s[1], s[2], s[3])
+		if tr < 1 || tc < 1 || tr*tc > s[3] {
+			t.Errorf("splitGrid%v = %d x %d", s, tr, tc)
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package gemm
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// sharedPackBudget is the largest number of floats (packed A plus packed B)
+// for which the multi-threaded path packs the whole of op(A) and op(B) once
+// into shared buffers (2 MiB: the packed operands then stay cache-resident).
+// Larger products, typically those with a long k reduction, use the static
+// split in parallel, whose per-goroutine blocked packing is more cache
+// friendly. It is a variable so that tests can exercise both paths.
+var sharedPackBudget = 1 << 19
+
+// sharedJob is one multi-threaded product. Its work is a list of packing
+// tasks followed by a list of compute tasks (2-D chunks of C), both handed
+// out through atomic counters, so that goroutines which start late (waking
+// an idle core can take tens of microseconds) simply take fewer chunks.
+type sharedJob struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+
+	kc     int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
+	nkb    int  // number of k blocks
+	mPad   int  // m rounded up to a multiple of mr
+	nPad   int  // n rounded up to a multiple of nr
+	direct bool // A is read in place rather than packed
+
+	ap, bp []float32 // shared packed op(A) (unless direct) and op(B)
+
+	// Packing tasks: B tasks are (k block, B sliver); A tasks are
+	// (k block, group of packAGroup A slivers).
+	bTasksPerBlock, aTasksPerBlock int
+	packTotal                      int64
+	packNext, packDone             atomic.Int64
+
+	// Compute tasks: rowChunks x colChunks chunks of C.
+	rowChunk, colChunk   int // chunk height (multiple of mr) and width (multiple of nr)
+	rowChunks, colChunks int
+	compTotal            int64
+	compNext, compDone   atomic.Int64
+	finished             chan struct{} // closed when compDone reaches compTotal
+	packed               chan struct{} // closed when packDone reaches packTotal
+}
+
+// packSpin is how many times a goroutine yields while waiting for packing
+// to finish before it blocks.
+const packSpin = 64
+
+// packAGroup is the number of 6-row A slivers packed by one task.
+const packAGroup = 8
+
+// useDirectA reports whether A should be read in place for a panel of
+// slivers 16-column B slivers. In-place reads avoid packing A, which is not
+// amortised over few column slivers; transposed A with a large stride is
+// packed otherwise, because reading it in place walks one cache line per k
+// step and thrashes L1.
+func useDirectA(transA bool, slivers int) bool {
+	return slivers <= directASlivers || (!transA && slivers <= directARowMajorSlivers)
+}
+
+var sharedPool = sync.Pool{New: func() any { return new(workspace) }}
+
+// trySharedParallel runs the product on up to threads goroutines using
+// shared packed buffers. It returns false, doing nothing, when the packed
+// operands would exceed sharedPackBudget.
+func trySharedParallel(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	j := &sharedJob{
+		transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
+		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
+	}
+	j.kc = blockSize(k, kcMax, 1)
+	j.nkb = ceilDiv(k, j.kc)
+	j.mPad = ceilDiv(m, mr) * mr
+	j.nPad = ceilDiv(n, nr) * nr
+	j.direct = useDirectA(transA, j.nPad/nr)
+	need := j.nkb * j.kc * j.nPad
+	if !j.direct {
+		need += j.nkb * j.kc * j.mPad
+	}
+	if need > sharedPackBudget {
+		return false
+	}
+
+	// Chunks of C: row blocks sized for L2 reuse of the A block; split
+	// columns as well when there are too few row blocks to balance.
+	j.rowChunk = blockSize(m, mcMax, mr)
+	j.rowChunks = ceilDiv(m, j.rowChunk)
+	nTiles := j.nPad / nr
+	j.colChunks = 1
+	if want := 4 * threads; j.rowChunks < want {
+		j.colChunks = min(nTiles, ceilDiv(want, j.rowChunks))
+	}
+	j.colChunk = ceilDiv(nTiles, j.colChunks) * nr
+	j.colChunks = ceilDiv(n, j.colChunk)
+	j.compTotal = int64(j.rowChunks * j.colChunks)
+
+	j.bTasksPerBlock = nTiles
+	if !j.direct {
+		j.aTasksPerBlock = ceilDiv(j.mPad/mr, packAGroup)
+	}
+	j.packTotal = int64(j.nkb * (j.bTasksPerBlock + j.aTasksPerBlock))
+
+	ws := sharedPool.Get().(*workspace)
+	ws.bp = grow(ws.bp, j.nkb*j.kc*j.nPad)
+	j.bp = ws.bp
+	if !j.direct {
+		ws.ap = grow(ws.ap, j.nkb*j.kc*j.mPad)
+		j.ap = ws.ap
+	}
+	j.finished = make(chan struct{})
+	j.packed = make(chan struct{})
+
+	for t := 1; t < threads && int64(t) < j.compTotal; t++ {
+		go j.work()
+	}
+	j.work()
+	if j.compDone.Load() < j.compTotal {
+		<-j.finished
+	}
+	j.ap, j.bp = nil, nil
+	sharedPool.Put(ws)
+	return true
+}
+
+// work is run by every participating goroutine: it takes packing tasks, waits
+// for all packing to finish, then takes compute chunks until none are left.
+// A goroutine that finds no work touches nothing but the counters.
+func (j *sharedJob) work() {
+	for {
+		t := j.packNext.Add(1) - 1
+		if t >= j.packTotal {
+			break
+		}
+		j.pack(int(t))
+		if j.packDone.Add(1) == j.packTotal {
+			close(j.packed)
+		}
+	}
+	if j.compNext.Load() >= j.compTotal {
+		return
+	}
+	// The remaining packing tasks are being finished by other goroutines.
+	// Spin briefly, then block: spinning for long would steal CPU time
+	// from the very goroutine being waited for when the machine is busy.
+	for i := 0; j.packDone.Load() < j.packTotal; i++ {
+		if i >= packSpin {
+			<-j.packed
+			break
+		}
+		runtime.Gosched()
+	}
+	var edge [mr * kcMax]float32
+	for {
+		t := j.compNext.Add(1) - 1
+		if t >= j.compTotal {
+			return
+		}
+		j.compute(int(t), edge[:])
+		if j.compDone.Add(1) == j.compTotal {
+			close(j.finished)
+		}
+	}
+}
+
+// kBlock returns the start and size of k block q.
+func (j *sharedJob) kBlock(q int) (pc, kb int) {
+	pc = q * j.kc
+	return pc, min(j.kc, j.k-pc)
+}
+
+// pack performs packing task t.
+func (j *sharedJob) pack(t int) {
+	per := j.bTasksPerBlock + j.aTasksPerBlock
+	q, r := t/per, t%per
+	pc, kb := j.kBlock(q)
+	if r < j.bTasksPerBlock {
+		jc := r * nr
+		off := q*j.kc*j.nPad + jc*kb
+		packB(j.transB, kb, min(nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+nr*kb])
+		return
+	}
+	ic := (r - j.bTasksPerBlock) * packAGroup * mr
+	mb := min(packAGroup*mr, j.m-ic)
+	off := q*j.kc*j.mPad + ic*kb
+	packA(j.transA, mb, kb, j.a, j.lda, ic, pc, j.ap[off:off+ceilDiv(mb, mr)*mr*kb])
+}
+
+// compute performs compute chunk t: all k blocks of one chunk of C.
+func (j *sharedJob) compute(t int, edge []float32) {
+	ri, ci := t/j.colChunks, t%j.colChunks
+	ic, jc := ri*j.rowChunk, ci*j.colChunk
+	mb, nb := min(j.rowChunk, j.m-ic), min(j.colChunk, j.n-jc)
+	rs, cs := j.lda, 1
+	if j.transA {
+		rs, cs = 1, j.lda
+	}
+	for q := 0; q < j.nkb; q++ {
+		pc, kb := j.kBlock(q)
+		bet := j.beta
+		if q > 0 {
+			bet = 1
+		}
+		boff := q*j.kc*j.nPad + jc*kb
+		bsub := j.bp[boff : boff+ceilDiv(nb, nr)*nr*kb]
+		var src aSource
+		if j.direct {
+			src = aSource{a: j.a, base: ic*rs + pc*cs, rs: rs, cs: cs}
+		} else {
+			aoff := q*j.kc*j.mPad + ic*kb
+			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, mr)*mr*kb], rs: 1, cs: mr, packed: true}
+		}
+		macroKernel(mb, nb, kb, j.alpha, src, bsub, bet, j.c[ic*j.ldc+jc:], j.ldc, edge)
+	}
+}
