@@ -201,6 +201,10 @@ func (dm attnDims) qkvOffsets(b, h int) (q, k, v int) {
 // subtracting the row's own maximum first so that large penalties and the
 // -1e9 mask never overflow.
 func softmaxRowsBiased[T float](s, bias []T, n int) {
+	if s32, ok := any(s).([]float32); ok {
+		softmaxRowsBiased32(s32, any(bias).([]float32), n)
+		return
+	}
 	for i := 0; i < n; i++ {
 		row, brow := s[i*n:(i+1)*n], bias[i*n:(i+1)*n]
 		mx := T(math.Inf(-1))
@@ -311,4 +315,26 @@ func attnBackward[T float](dm attnDims, qkv, probs, dout, dqkv []T) {
 			gemm(true, false, dm.t, dm.dHead, dm.t, T(dm.scale), ds, dm.t, qkv[q:], w, 0, dqkv[k:], w)
 		}
 	})
+}
+
+// softmaxRowsBiased32 is softmaxRowsBiased in float32 arithmetic with exp32.
+func softmaxRowsBiased32(s, bias []float32, n int) {
+	for i := 0; i < n; i++ {
+		row, brow := s[i*n:(i+1)*n], bias[i*n:(i+1)*n]
+		mx := float32(math.Inf(-1))
+		for j := range row {
+			row[j] += brow[j]
+			mx = max(mx, row[j])
+		}
+		var sum float32
+		for j, x := range row {
+			e := exp32(x - mx)
+			row[j] = e
+			sum += e
+		}
+		inv := 1 / sum
+		for j := range row {
+			row[j] *= inv
+		}
+	}
 }

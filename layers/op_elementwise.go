@@ -37,7 +37,7 @@ func (o *geluOp) Do(vals ...G.Value) (G.Value, error) {
 	out := newLike(x.Dtype(), x.Shape()...)
 	switch xs := x.Data().(type) {
 	case []float32:
-		mapParallel(xs, out.Data().([]float32), gelu)
+		gelu32(xs, out.Data().([]float32))
 	case []float64:
 		mapParallel(xs, out.Data().([]float64), gelu)
 	default:
@@ -70,6 +70,27 @@ func mapParallel[T float](x, out []T, f func(float64) float64) {
 	})
 }
 
+// gelu32 and geluBackward32 are the float32 kernels, with erf32 and exp32.
+func gelu32(x, out []float32) {
+	parallelChunks(len(x), 4096, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := x[i]
+			out[i] = 0.5 * v * (1 + erf32(v*(1/math.Sqrt2)))
+		}
+	})
+}
+
+func geluBackward32(x, dy, out []float32) {
+	const invSqrt2Pi = 0.3989422804014327
+	parallelChunks(len(x), 4096, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := x[i]
+			d := 0.5*(1+erf32(v*(1/math.Sqrt2))) + v*exp32(-0.5*v*v)*invSqrt2Pi
+			out[i] = d * dy[i]
+		}
+	})
+}
+
 type geluGradOp struct{ opBase }
 
 func (o *geluGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -95,7 +116,7 @@ func (o *geluGradOp) Do(vals ...G.Value) (G.Value, error) {
 	out := newLike(x.Dtype(), x.Shape()...)
 	switch xs := x.Data().(type) {
 	case []float32:
-		geluBackward(xs, dy.Data().([]float32), out.Data().([]float32))
+		geluBackward32(xs, dy.Data().([]float32), out.Data().([]float32))
 	case []float64:
 		geluBackward(xs, dy.Data().([]float64), out.Data().([]float64))
 	default:
