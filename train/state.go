@@ -110,12 +110,18 @@ func (s *state) resume(dir string, log io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	var newest error
 	for i := len(cs) - 1; i >= 0; i-- {
 		c, err := model.LoadCheckpoint(cs[i])
 		if err == nil {
-			err = s.restore(c)
+			if err = s.restore(c); err != nil {
+				err = fmt.Errorf("%s: %w", cs[i], err)
+			}
 		}
 		if err != nil {
+			if newest == nil {
+				newest = err
+			}
 			fmt.Fprintf(log, "skipping checkpoint: %v\n", err)
 			continue
 		}
@@ -123,7 +129,7 @@ func (s *state) resume(dir string, log io.Writer) (bool, error) {
 		return true, nil
 	}
 	if len(cs) > 0 {
-		return false, fmt.Errorf("resume: none of the %d checkpoints in %s could be loaded", len(cs), filepath.Join(dir, model.CheckpointDir))
+		return false, fmt.Errorf("resume: none of the %d checkpoints in %s could be loaded; newest: %w", len(cs), filepath.Join(dir, model.CheckpointDir), newest)
 	}
 	return false, nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/alibi-go/alibi/model"
 )
 
 const microYAML = `name: micro
@@ -93,4 +95,53 @@ func TestTrainsMicroConfig(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "pos: sinusoidal") || !strings.Contains(string(b), "steps: 4") {
 		t.Fatalf("resolved config does not record the flags: %s", b)
 	}
+}
+
+// Faults during a run: a non-finite loss stops with the step named and the
+// last good checkpoint kept; a run directory that cannot be created is a
+// one-line error; resuming with another model's config names the field.
+func TestRunFaults(t *testing.T) {
+	dir := t.TempDir()
+	corpus := writeFile(t, dir, "corpus.txt", strings.Repeat("some text to learn from. ", 40))
+	good := strings.Replace(microYAML, "CORPUS", corpus, 1)
+
+	t.Run("non-finite loss", func(t *testing.T) {
+		out := filepath.Join(dir, "nan")
+		cfg := writeFile(t, dir, "nan.yaml", strings.Replace(strings.Replace(good, "lr: 1.0e-3", "lr: 1.0e+30", 1), "min_lr: 1.0e-4", "min_lr: 1.0e+29", 1))
+		var o, e bytes.Buffer
+		code := run([]string{"--config", cfg, "--out", out, "--steps", "40"}, &o, &e)
+		if code == 0 || !strings.Contains(e.String(), "non-finite loss") || !strings.Contains(e.String(), "step ") {
+			t.Fatalf("exit %d, stderr %q", code, e.String())
+		}
+		cs, _ := filepath.Glob(filepath.Join(out, "checkpoints", "*.safetensors"))
+		for _, c := range cs {
+			b, _ := os.ReadFile(c)
+			if _, err := model.DecodeCheckpoint(b); err != nil {
+				t.Fatalf("a kept checkpoint is bad: %v", err)
+			}
+		}
+	})
+
+	t.Run("run directory not writable", func(t *testing.T) {
+		blocker := writeFile(t, dir, "file-not-dir", "x")
+		var o, e bytes.Buffer
+		code := run([]string{"--config", writeFile(t, dir, "ok.yaml", good), "--out", filepath.Join(blocker, "run")}, &o, &e)
+		if code == 0 || !strings.Contains(e.String(), "run directory") || strings.Count(strings.TrimSpace(e.String()), "\n") != 1 {
+			t.Fatalf("exit %d, stderr %q", code, e.String())
+		}
+	})
+
+	t.Run("checkpoint of another model", func(t *testing.T) {
+		out := filepath.Join(dir, "other")
+		var o, e bytes.Buffer
+		if code := run([]string{"--config", writeFile(t, dir, "a.yaml", good), "--out", out, "--steps", "3"}, &o, &e); code != 0 {
+			t.Fatalf("first run: %s", e.String())
+		}
+		e.Reset()
+		bigger := writeFile(t, dir, "b.yaml", strings.Replace(good, "d_model: 16", "d_model: 32", 1))
+		code := run([]string{"--config", bigger, "--out", out, "--resume"}, &o, &e)
+		if code == 0 || !strings.Contains(e.String(), "d_model is 16 in the checkpoint but 32 in the config") {
+			t.Fatalf("exit %d, stderr %q", code, e.String())
+		}
+	})
 }
