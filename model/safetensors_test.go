@@ -63,7 +63,7 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 	u64 := RawTensor{Name: "u64", DType: "U64", Shape: []int{1}, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}}
 	i32 := RawTensor{Name: "i32", DType: "I32", Shape: []int{2, 2}, Data: bytes.Repeat([]byte{0xfe, 0xff, 0xff, 0xff}, 4)}
 	f64 := RawTensor{Name: "f64", DType: "F64", Shape: []int{2}, Data: binary.LittleEndian.AppendUint64(
-		binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.Pi)), math.Float64bits(-0.0))}
+		binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.Pi)), math.Float64bits(math.Copysign(0, -1)))}
 	tests := []struct {
 		name     string
 		tensors  []RawTensor
