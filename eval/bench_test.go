@@ -1,0 +1,31 @@
+package eval
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/alibi-go/alibi/model"
+)
+
+// BenchmarkPerplexity evaluates the tiny model's shape (random weights) on
+// 32K tokens with non-overlapping windows and reports tokens/s.
+func BenchmarkPerplexity(b *testing.B) {
+	m, err := model.New(model.Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: model.PosALiBi, TrainLen: 128, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	toks := stream(32769)
+	for _, l := range []int{128, 512, 2048} {
+		b.Run(fmt.Sprintf("len=%d", l), func(b *testing.B) {
+			var scored int
+			for i := 0; i < b.N; i++ {
+				r, err := Perplexity(m, toks, Options{Len: l})
+				if err != nil {
+					b.Fatal(err)
+				}
+				scored += r.Tokens
+			}
+			b.ReportMetric(float64(scored)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
