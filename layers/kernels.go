@@ -101,6 +101,19 @@ func dense(op string, v G.Value) (*tensor.Dense, error) {
 	return d, nil
 }
 
+// denseAll returns every input as a *tensor.Dense.
+func denseAll(op string, vals []G.Value) ([]*tensor.Dense, error) {
+	out := make([]*tensor.Dense, len(vals))
+	for i, v := range vals {
+		d, err := dense(op, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
 // newLike allocates a zeroed tensor of the given dtype and shape.
 func newLike(dt tensor.Dtype, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...))

@@ -46,13 +46,9 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	var ts [3]*tensor.Dense
-	for i := range ts {
-		d, err := dense(o.key, vals[i])
-		if err != nil {
-			return nil, err
-		}
-		ts[i] = d
+	ts, err := denseAll(o.key, vals)
+	if err != nil {
+		return nil, err
 	}
 	out := newLike(ts[0].Dtype(), ts[0].Shape()...)
 	switch x := ts[0].Data().(type) {
@@ -137,13 +133,9 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	var ts [3]*tensor.Dense
-	for i := range ts {
-		d, err := dense(o.key, vals[i])
-		if err != nil {
-			return nil, err
-		}
-		ts[i] = d
+	ts, err := denseAll(o.key, vals)
+	if err != nil {
+		return nil, err
 	}
 	xs := ts[0].Shape()
 	shape := []int{xs[1]}
