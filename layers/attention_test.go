@@ -32,8 +32,6 @@ func TestAttentionTutorialExample(t *testing.T) {
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	op := out.Op().(*attentionOp)
-	_ = op
 	got := out.Value().Data().([]float64)
 	wantOut := map[int][]float64{0: {0.3274, 0.3936, 0.1861, 0.2613}, 4: {0.2896, 0.3695, 0.2731, 0.4746}}
 	for row, want := range wantOut {

@@ -176,7 +176,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Steps: st.step, Tokens: st.tokens, WallSeconds: st.elapsed + time.Since(segStart).Seconds() - 0,
+	sum := &Summary{Steps: st.step, Tokens: st.tokens, WallSeconds: st.elapsed + time.Since(segStart).Seconds(),
 		FinalTrainLoss: loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, PeakRSSBytes: rss.Peak(),
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: L, Checkpoint: ckpt}
 	if trainTime > 0 {
