@@ -46,7 +46,7 @@ func TestAttentionTutorialExample(t *testing.T) {
 	p := make([]float64, 2*5*5)
 	o := make([]float64, 5*4)
 	dm := attnDims{batch: 1, t: 5, heads: 2, dHead: 2, d: 4, biasHeads: 2, scale: 1 / math.Sqrt2}
-	attnForward(dm, packed, bias.Value().Data().([]float64), o, p)
+	attnForward(dm, packed, bias.Value().Data().([]float64), o, p, nil)
 	wantP := []struct {
 		head, row int
 		w         []float64

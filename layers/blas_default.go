@@ -19,10 +19,15 @@ func init() { G.Use(goBLAS{}) }
 // BLASName names the matrix-multiply backend in use.
 func BLASName() string { return "alibi-go gemm (pure Go + AVX2 assembly)" }
 
+// sgemmAll multiplies float32 matrices on every core.
+func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	fastgemm.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0))
+}
+
 // goBLAS is gonum's BLAS with a faster Sgemm.
 type goBLAS struct{ gonum.Implementation }
 
 // Sgemm spreads large products over all cores.
 func (goBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	fastgemm.Sgemm(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0))
+	sgemmAll(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }

@@ -8,13 +8,27 @@ package layers
 import "C"
 
 import (
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
 )
 
-// With -tags openblas, Gorgonia and the custom ops multiply matrices with
-// OpenBLAS (Debian: apt-get install libopenblas-dev).
+// With -tags openblas, Gorgonia's own matrix ops and Linear multiply with
+// OpenBLAS (Debian: apt-get install libopenblas-dev); attention keeps the
+// package's kernel, one head per goroutine.
 func init() { G.Use(netlib.Implementation{}) }
+
+// sgemmAll multiplies float32 matrices with OpenBLAS and its threads.
+func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	netlib.Implementation{}.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
 
 // BLASName names the matrix-multiply backend in use.
 func BLASName() string { return "openblas" }

@@ -21,17 +21,21 @@ type float interface{ ~float32 | ~float64 }
 // fixed split keeps every reduction's summation order, and so every result,
 // bit-identical from run to run.
 func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) {
+	parallelWorkers(n, minChunk, func(_, chunk, lo, hi int) { fn(chunk, lo, hi) })
+}
+
+// parallelWorkers is parallelChunks that also tells fn which of at most
+// workers() goroutines runs the chunk, so that each can use its own scratch
+// buffer.
+func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 	chunks := numChunks(n, minChunk)
 	if chunks <= 1 {
 		if n > 0 {
-			fn(0, 0, n)
+			fn(0, 0, 0, n)
 		}
 		return
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if workers > chunks {
-		workers = chunks
-	}
+	workers := min(workers(), chunks)
 	var wg sync.WaitGroup
 	next := make(chan int, chunks)
 	for c := 0; c < chunks; c++ {
@@ -44,11 +48,29 @@ func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) {
 			defer wg.Done()
 			for c := range next {
 				lo, hi := chunkBounds(n, chunks, c)
-				fn(c, lo, hi)
+				fn(w, c, lo, hi)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// workers is the number of goroutines the kernels run on: GOMAXPROCS.
+func workers() int { return runtime.GOMAXPROCS(0) }
+
+// workerScratch returns one buffer of n elements per worker, kept in *cache
+// and reused while the sizes stay the same.
+func workerScratch[T float](cache *any, n int) [][]T {
+	w := workers()
+	if b, ok := (*cache).([][]T); ok && len(b) == w && len(b[0]) == n {
+		return b
+	}
+	b := make([][]T, w)
+	for i := range b {
+		b[i] = make([]T, n)
+	}
+	*cache = b
+	return b
 }
 
 // maxChunks bounds the number of chunks a loop is split into.
@@ -90,6 +112,16 @@ func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 		}
 		gonum.Implementation{}.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
+}
+
+// gemmAll is gemm spread over every core, for the large products of one op
+// (Linear): float32 with the build's sgemmAll, float64 with gonum.
+func gemmAll[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if a32, ok := any(a).([]float32); ok {
+		sgemmAll(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		return
+	}
+	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // dense returns v as a *tensor.Dense or an error naming the op.

@@ -7,28 +7,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Linear returns x W + b for x (N, in), W (in, out) and b (out); b may be nil.
-func Linear(x, w, b *G.Node) (*G.Node, error) {
-	y, err := G.Mul(x, w)
-	if err != nil {
-		return nil, fmt.Errorf("linear %v x %v: %w", x.Shape(), w.Shape(), err)
-	}
-	if b == nil {
-		return y, nil
-	}
-	return AddRows(y, b)
-}
-
-// Embedding looks up the rows of table (V, D) for ids, an Int vector (N):
-// the result is (N, D).
-func Embedding(table, ids *G.Node) (*G.Node, error) {
-	y, err := G.ByIndices(table, ids, 0)
-	if err != nil {
-		return nil, fmt.Errorf("embedding: %w", err)
-	}
-	return y, nil
-}
-
 // MLP is the position-wise feed-forward block: Linear, exact GELU, Linear.
 type MLP struct {
 	W1, B1 *G.Node // (D, F), (F)

@@ -43,6 +43,7 @@ type attentionOp struct {
 	heads     int
 	keepProbs bool
 	probs     any // []float32 or []float64, batch*heads*T*T
+	scratch   any // per-worker score buffers when probs are not kept
 }
 
 // attnDims are the sizes of one attention call.
@@ -104,12 +105,12 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(qkv.Dtype(), qkv.Shape()[0], dm.d)
+	out := o.output(qkv.Dtype(), qkv.Shape()[0], dm.d)
 	switch q := qkv.Data().(type) {
 	case []float32:
-		o.probs = attnForward(dm, q, bias.Data().([]float32), out.Data().([]float32), o.keptProbs32(dm))
+		o.probs = attnForward(dm, q, bias.Data().([]float32), out.Data().([]float32), o.keptProbs32(dm), &o.scratch)
 	case []float64:
-		o.probs = attnForward(dm, q, bias.Data().([]float64), out.Data().([]float64), o.keptProbs64(dm))
+		o.probs = attnForward(dm, q, bias.Data().([]float64), out.Data().([]float64), o.keptProbs64(dm), &o.scratch)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, qkv.Dtype())
 	}
@@ -162,18 +163,21 @@ func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 
 // attnForward runs every (batch, head) unit in parallel. probs, when not nil,
 // receives the attention probabilities; it is returned (nil when not kept).
-func attnForward[T float](dm attnDims, qkv, bias, out, probs []T) []T {
+// Otherwise each worker computes its units in its own scratch buffer.
+func attnForward[T float](dm attnDims, qkv, bias, out, probs []T, cache *any) []T {
 	units := dm.batch * dm.heads
 	tt := dm.t * dm.t
-	parallelChunks(units, 1, func(_, lo, hi int) {
-		var scratch []T
-		if probs == nil {
-			scratch = make([]T, tt)
-		}
+	var scratch [][]T
+	if probs == nil {
+		scratch = workerScratch[T](cache, tt)
+	}
+	parallelWorkers(units, 1, func(wk, _, lo, hi int) {
 		for u := lo; u < hi; u++ {
 			b, h := u/dm.heads, u%dm.heads
-			p := scratch
-			if probs != nil {
+			var p []T
+			if probs == nil {
+				p = scratch[wk]
+			} else {
 				p = probs[u*tt : (u+1)*tt]
 			}
 			q, k, v := dm.qkvOffsets(b, h)
@@ -230,7 +234,8 @@ func softmaxRowsBiased[T float](s, bias []T, n int) {
 // attentionGradOp computes d(qkv) from the kept probabilities and d(out).
 type attentionGradOp struct {
 	opBase
-	fwd *attentionOp
+	fwd     *attentionOp
+	scratch any // per-worker dS buffers
 }
 
 func (o *attentionGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -250,7 +255,7 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	n, w := qkv.Shape()[0], qkv.Shape()[1]
-	dq := newLike(qkv.Dtype(), n, w)
+	dq := o.output(qkv.Dtype(), n, w)
 	switch q := qkv.Data().(type) {
 	case []float32:
 		p, ok := o.fwd.probs.([]float32)
@@ -258,14 +263,14 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		attnBackward(dm, q, p, dout.Data().([]float32), dq.Data().([]float32))
+		attnBackward(dm, q, p, dout.Data().([]float32), dq.Data().([]float32), workerScratch[float32](&o.scratch, dm.t*dm.t))
 	case []float64:
 		p, ok := o.fwd.probs.([]float64)
 		dm, err := o.dimsFrom(n, w, len(p), ok)
 		if err != nil {
 			return nil, err
 		}
-		attnBackward(dm, q, p, dout.Data().([]float64), dq.Data().([]float64))
+		attnBackward(dm, q, p, dout.Data().([]float64), dq.Data().([]float64), workerScratch[float64](&o.scratch, dm.t*dm.t))
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, qkv.Dtype())
 	}
@@ -289,11 +294,11 @@ func (o *attentionGradOp) dimsFrom(n, w, probs int, ok bool) (attnDims, error) {
 //
 //	dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P*dP)),
 //	dQ = scale dS K,  dK = scale dS^T Q.
-func attnBackward[T float](dm attnDims, qkv, probs, dout, dqkv []T) {
+func attnBackward[T float](dm attnDims, qkv, probs, dout, dqkv []T, scratch [][]T) {
 	tt := dm.t * dm.t
 	w := 3 * dm.d
-	parallelChunks(dm.batch*dm.heads, 1, func(_, lo, hi int) {
-		ds := make([]T, tt)
+	parallelWorkers(dm.batch*dm.heads, 1, func(wk, _, lo, hi int) {
+		ds := scratch[wk]
 		for u := lo; u < hi; u++ {
 			b, h := u/dm.heads, u%dm.heads
 			p := probs[u*tt : (u+1)*tt]

@@ -16,6 +16,7 @@ type opBase struct {
 	key   string
 	arity int
 	typ   hm.Type
+	out   *tensor.Dense // the output buffer, reused from run to run
 }
 
 func (o opBase) Arity() int            { return o.arity }
@@ -31,6 +32,17 @@ func (o opBase) checkArity(n int) error {
 		return fmt.Errorf("%s: got %d inputs, want %d", o.key, n, o.arity)
 	}
 	return nil
+}
+
+// output returns the op's output tensor: allocated on the first run and
+// reused by every later run of the same shape, so a training step allocates
+// nothing. Its contents are stale; every kernel overwrites all of it. A
+// graph's values are therefore valid until its next run.
+func (o *opBase) output(dt tensor.Dtype, shape ...int) *tensor.Dense {
+	if o.out == nil || o.out.Dtype() != dt || !o.out.Shape().Eq(tensor.Shape(shape)) {
+		o.out = newLike(dt, shape...)
+	}
+	return o.out
 }
 
 // tt is a tensor type of the given rank over element type a.

@@ -149,7 +149,7 @@ func (o *crossEntropyGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.key, err)
 	}
-	out := newLike(l.Dtype(), l.Shape()...)
+	out := o.output(l.Dtype(), l.Shape()...)
 	scale := g / float64(len(ids))
 	switch x := l.Data().(type) {
 	case []float32:

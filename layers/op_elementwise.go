@@ -34,7 +34,7 @@ func (o *geluOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(x.Dtype(), x.Shape()...)
+	out := o.output(x.Dtype(), x.Shape()...)
 	switch xs := x.Data().(type) {
 	case []float32:
 		gelu32(xs, out.Data().([]float32))
@@ -113,7 +113,7 @@ func (o *geluGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(x.Dtype(), x.Shape()...)
+	out := o.output(x.Dtype(), x.Shape()...)
 	switch xs := x.Data().(type) {
 	case []float32:
 		geluBackward32(xs, dy.Data().([]float32), out.Data().([]float32))
@@ -173,7 +173,7 @@ func (o *addRowsOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(x.Dtype(), x.Shape()...)
+	out := o.output(x.Dtype(), x.Shape()...)
 	d := x.Shape()[1]
 	switch xs := x.Data().(type) {
 	case []float32:
@@ -227,7 +227,7 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(dy.Dtype(), o.shape...)
+	out := o.output(dy.Dtype(), o.shape...)
 	switch g := dy.Data().(type) {
 	case []float32:
 		sumRows(g, out.Data().([]float32), dy.Shape()[1])
@@ -245,6 +245,7 @@ func sumRows[T float](dy, out []T, d int) {
 	period := len(out)
 	rows := len(dy) / d
 	if period >= len(dy)/4 { // few rows per period: no reduction worth splitting
+		clear(out)
 		for i, g := range dy {
 			out[i%period] += g
 		}

@@ -50,7 +50,7 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := newLike(ts[0].Dtype(), ts[0].Shape()...)
+	out := o.output(ts[0].Dtype(), ts[0].Shape()...)
 	switch x := ts[0].Data().(type) {
 	case []float32:
 		lnForward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), ts[0].Shape()[1])
@@ -142,7 +142,7 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if o.wrt == 0 {
 		shape = xs
 	}
-	out := newLike(ts[0].Dtype(), shape...)
+	out := o.output(ts[0].Dtype(), shape...)
 	switch x := ts[0].Data().(type) {
 	case []float32:
 		lnBackward(o.wrt, x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), xs[1])

@@ -35,6 +35,14 @@ func TestOpGradients(t *testing.T) {
 			}},
 		{"embedding", []*tensor.Dense{randDense(rng, 1, 5, 3), ids}, []int{0},
 			func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Embedding(in[0], in[1]) }},
+		{"scaled embedding", []*tensor.Dense{randDense(rng, 1, 5, 3), ids}, []int{0},
+			func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) { return ScaledEmbedding(in[0], in[1], 2.5) }},
+		{"add", []*tensor.Dense{randDense(rng, 1, 4, 3), randDense(rng, 1, 4, 3)}, []int{0, 1},
+			func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Add(in[0], in[1]) }},
+		{"linear", []*tensor.Dense{randDense(rng, 1, 4, 3), randDense(rng, 0.5, 3, 5), randDense(rng, 0.1, 5)}, []int{0, 1, 2},
+			func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], in[2]) }},
+		{"linear without bias", []*tensor.Dense{randDense(rng, 1, 4, 3), randDense(rng, 0.5, 3, 5)}, []int{0, 1},
+			func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], nil) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { gradCheck(t, tc.inputs, tc.wrt, tc.build) })

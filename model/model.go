@@ -106,13 +106,9 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 		G.WithValue(tensor.New(tensor.WithShape(n), tensor.WithBacking(gr.ids))))
 
 	// Token embeddings, scaled by sqrt(d), plus positions for sinusoidal.
-	x, err := layers.Embedding(param[nameTokEmb], ids)
+	x, err := layers.ScaledEmbedding(param[nameTokEmb], ids, math.Sqrt(float64(cfg.DModel)))
 	if err != nil {
 		return nil, err
-	}
-	scale := G.NewConstant(float32(math.Sqrt(float64(cfg.DModel))), G.WithName("sqrt_d_model"))
-	if x, err = G.HadamardProd(x, scale); err != nil {
-		return nil, fmt.Errorf("embedding scale: %w", err)
 	}
 	if cfg.Pos == PosSinusoidal {
 		pe := layers.BiasInput(g, m.sinusoidal(length), "sinusoidal_table")
@@ -133,7 +129,7 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 		if h, err = attn.Forward(h, bias); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
-		if x, err = G.Add(x, h); err != nil {
+		if x, err = layers.Add(x, h); err != nil {
 			return nil, err
 		}
 		if h, err = layers.LayerNorm(x, p("ln2.weight"), p("ln2.bias")); err != nil {
@@ -143,7 +139,7 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 		if h, err = mlp.Forward(h); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
-		if x, err = G.Add(x, h); err != nil {
+		if x, err = layers.Add(x, h); err != nil {
 			return nil, err
 		}
 	}

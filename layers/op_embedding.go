@@ -1,0 +1,206 @@
+package layers
+
+import (
+	"fmt"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Embedding looks up the rows of table (V, D) for ids, an Int vector (N):
+// the result is (N, D).
+func Embedding(table, ids *G.Node) (*G.Node, error) { return ScaledEmbedding(table, ids, 1) }
+
+// ScaledEmbedding is Embedding with every row multiplied by scale (a
+// transformer scales its token embeddings by sqrt(d_model)), in one op.
+func ScaledEmbedding(table, ids *G.Node, scale float64) (*G.Node, error) {
+	if table.Dims() != 2 || ids.Dims() != 1 {
+		return nil, fmt.Errorf("embedding: want table (V, D) and ids (N), got %v and %v", table.Shape(), ids.Shape())
+	}
+	op := &embeddingOp{opBase: opBase{key: fmt.Sprintf("Embedding{scale=%v}", scale), arity: 2,
+		typ: hm.NewFnType(tt(2, tvA), intVec, tt(2, tvA))}, scale: scale}
+	return G.ApplyOp(op, table, ids)
+}
+
+type embeddingOp struct {
+	opBase
+	scale float64
+}
+
+func (o *embeddingOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	t, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := shapeOf(o.key, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{ids.TotalSize(), t[1]}, nil
+}
+
+// embeddingInputs reads the table and the checked ids.
+func embeddingInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
+	ts, err := denseAll(key, vals[:2])
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, ok := ts[1].Data().([]int)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: ids must be int, got %v", key, ts[1].Dtype())
+	}
+	v := ts[0].Shape()[0]
+	for i, id := range ids {
+		if id < 0 || id >= v {
+			return nil, nil, fmt.Errorf("%s: id %d at position %d is outside the table of %d rows", key, id, i, v)
+		}
+	}
+	return ts[0], ids, nil
+}
+
+func (o *embeddingOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	t, ids, err := embeddingInputs(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	d := t.Shape()[1]
+	out := o.output(t.Dtype(), len(ids), d)
+	switch tab := t.Data().(type) {
+	case []float32:
+		gatherRows(tab, ids, float32(o.scale), out.Data().([]float32), d)
+	case []float64:
+		gatherRows(tab, ids, o.scale, out.Data().([]float64), d)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, t.Dtype())
+	}
+	return out, nil
+}
+
+func gatherRows[T float](table []T, ids []int, scale T, out []T, d int) {
+	for i, id := range ids {
+		row, o := table[id*d:(id+1)*d], out[i*d:(i+1)*d]
+		for j, v := range row {
+			o[j] = scale * v
+		}
+	}
+}
+
+func (o *embeddingOp) DiffWRT(int) []bool { return []bool{true, false} }
+
+// SymDiff: the table's gradient is scale times dy, scattered back to the
+// rows looked up; the ids get none.
+func (o *embeddingOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	b := &embeddingGradOp{opBase: opBase{key: fmt.Sprintf("EmbeddingGrad{scale=%v}", o.scale), arity: 3,
+		typ: hm.NewFnType(tt(2, tvA), intVec, tt(2, tvA), tt(2, tvA))}, scale: o.scale}
+	dt, err := G.ApplyOp(b, in[0], in[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dt, nil}, nil
+}
+
+// embeddingGradOp computes d table from the table (for its shape), the ids
+// and dy.
+type embeddingGradOp struct {
+	opBase
+	scale float64
+}
+
+func (o *embeddingGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return shapeOf(o.key, in, 0)
+}
+
+func (o *embeddingGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	t, ids, err := embeddingInputs(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	dy, err := dense(o.key, vals[2])
+	if err != nil {
+		return nil, err
+	}
+	d := t.Shape()[1]
+	out := o.output(t.Dtype(), t.Shape()...)
+	switch g := dy.Data().(type) {
+	case []float32:
+		scatterRows(g, ids, float32(o.scale), out.Data().([]float32), d)
+	case []float64:
+		scatterRows(g, ids, o.scale, out.Data().([]float64), d)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, t.Dtype())
+	}
+	return out, nil
+}
+
+// scatterRows sets out to zero and adds scale*dy[i] to row ids[i], in order.
+func scatterRows[T float](dy []T, ids []int, scale T, out []T, d int) {
+	clear(out)
+	for i, id := range ids {
+		o, g := out[id*d:(id+1)*d], dy[i*d:(i+1)*d]
+		for j, v := range g {
+			o[j] += scale * v
+		}
+	}
+}
+
+// Add returns a + b for two tensors of the same shape (a residual
+// connection), as an op that reuses its output buffer.
+func Add(a, b *G.Node) (*G.Node, error) {
+	if !a.Shape().Eq(b.Shape()) {
+		return nil, fmt.Errorf("add: shapes %v and %v differ", a.Shape(), b.Shape())
+	}
+	op := &addOp{opBase{key: "Add", arity: 2, typ: hm.NewFnType(tvA, tvA, tvA)}}
+	return G.ApplyOp(op, a, b)
+}
+
+type addOp struct{ opBase }
+
+func (o *addOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (o *addOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	ts, err := denseAll(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	out := o.output(ts[0].Dtype(), ts[0].Shape()...)
+	switch a := ts[0].Data().(type) {
+	case []float32:
+		addVec(a, ts[1].Data().([]float32), out.Data().([]float32))
+	case []float64:
+		addVec(a, ts[1].Data().([]float64), out.Data().([]float64))
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
+	}
+	return out, nil
+}
+
+func addVec[T float](a, b, out []T) {
+	parallelChunks(len(a), 16384, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = a[i] + b[i]
+		}
+	})
+}
+
+func (o *addOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+// SymDiff: both inputs get dy itself.
+func (o *addOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	return G.Nodes{grad, grad}, nil
+}

@@ -1,0 +1,165 @@
+package layers
+
+import (
+	"fmt"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Linear returns x W + b for x (N, in), W (in, out) and b (out), as one op
+// whose product runs on every core; b may be nil.
+func Linear(x, w, b *G.Node) (*G.Node, error) {
+	if x.Dims() != 2 || w.Dims() != 2 || (b != nil && b.Dims() != 1) {
+		return nil, fmt.Errorf("linear: want x (N, in), W (in, out), b (out), got %v and %v", x.Shape(), w.Shape())
+	}
+	if x.Shape()[1] != w.Shape()[0] || (b != nil && b.Shape()[0] != w.Shape()[1]) {
+		return nil, fmt.Errorf("linear: x %v, W %v and b do not fit together", x.Shape(), w.Shape())
+	}
+	in := G.Nodes{x, w}
+	typ := hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA))
+	if b != nil {
+		in = append(in, b)
+		typ = hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(1, tvA), tt(2, tvA))
+	}
+	op := &linearOp{opBase{key: fmt.Sprintf("Linear{bias=%v}", b != nil), arity: len(in), typ: typ}}
+	y, err := G.ApplyOp(op, in...)
+	if err != nil {
+		return nil, fmt.Errorf("linear %v x %v: %w", x.Shape(), w.Shape(), err)
+	}
+	return y, nil
+}
+
+type linearOp struct{ opBase }
+
+func (o *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	x, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	w, err := shapeOf(o.key, in, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != 2 || len(w) != 2 || x[1] != w[0] {
+		return nil, fmt.Errorf("%s: cannot multiply %v by %v", o.key, x, w)
+	}
+	return tensor.Shape{x[0], w[1]}, nil
+}
+
+func (o *linearOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	ts, err := denseAll(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	n, k, m := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
+	out := o.output(ts[0].Dtype(), n, m)
+	switch x := ts[0].Data().(type) {
+	case []float32:
+		linearForward(x, ts[1].Data().([]float32), biasData[float32](ts), out.Data().([]float32), n, k, m)
+	case []float64:
+		linearForward(x, ts[1].Data().([]float64), biasData[float64](ts), out.Data().([]float64), n, k, m)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
+	}
+	return out, nil
+}
+
+func biasData[T float](ts []*tensor.Dense) []T {
+	if len(ts) < 3 {
+		return nil
+	}
+	return ts[2].Data().([]T)
+}
+
+// linearForward sets y = x w (+ b): the bias is copied into every row first
+// and the product added on top.
+func linearForward[T float](x, w, b, y []T, n, k, m int) {
+	beta := T(0)
+	if b != nil {
+		beta = 1
+		parallelChunks(n, 64, func(_, lo, hi int) {
+			for r := lo; r < hi; r++ {
+				copy(y[r*m:(r+1)*m], b)
+			}
+		})
+	}
+	gemmAll(false, false, n, m, k, 1, x, k, w, m, beta, y, m)
+}
+
+func (o *linearOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// SymDiff: dx = dy W^T, dW = x^T dy, db = the column sums of dy.
+func (o *linearOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	out := make(G.Nodes, len(in))
+	for i, wrt := range []int{0, 1} {
+		b := &linearGradOp{wrt: wrt}
+		b.opBase = opBase{key: fmt.Sprintf("LinearGrad{wrt=%d}", wrt), arity: 3,
+			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA), tt(2, tvA))}
+		n, err := G.ApplyOp(b, in[0], in[1], grad)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	if len(in) == 3 {
+		b := &sumRowsOp{opBase: opBase{key: fmt.Sprintf("SumRows{%v}", in[2].Shape()), arity: 1,
+			typ: hm.NewFnType(tt(2, tvA), tt(1, tvA))}, shape: in[2].Shape().Clone()}
+		db, err := G.ApplyOp(b, grad)
+		if err != nil {
+			return nil, err
+		}
+		out[2] = db
+	}
+	return out, nil
+}
+
+// linearGradOp computes the gradient of x (wrt 0) or W (wrt 1) from x, W
+// and dy.
+type linearGradOp struct {
+	opBase
+	wrt int
+}
+
+func (o *linearGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return shapeOf(o.key, in, o.wrt)
+}
+
+func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	ts, err := denseAll(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	n, k, m := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
+	out := o.output(ts[0].Dtype(), ts[o.wrt].Shape()...)
+	switch x := ts[0].Data().(type) {
+	case []float32:
+		linearBackward(o.wrt, x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), n, k, m)
+	case []float64:
+		linearBackward(o.wrt, x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), n, k, m)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
+	}
+	return out, nil
+}
+
+func linearBackward[T float](wrt int, x, w, dy, out []T, n, k, m int) {
+	if wrt == 0 {
+		gemmAll(false, true, n, k, m, 1, dy, m, w, m, 0, out, k) // dx = dy W^T
+		return
+	}
+	gemmAll(true, false, k, m, n, 1, x, k, dy, m, 0, out, m) // dW = x^T dy
+}
