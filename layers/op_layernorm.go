@@ -19,11 +19,21 @@ func LayerNorm(x, gamma, beta *G.Node) (*G.Node, error) {
 	if x.Dims() != 2 || gamma.Dims() != 1 || beta.Dims() != 1 {
 		return nil, fmt.Errorf("layernorm: want x (N, D), gamma (D), beta (D), got %v, %v, %v", x.Shape(), gamma.Shape(), beta.Shape())
 	}
-	op := &layerNormOp{opBase{key: "LayerNorm{eps=1e-5}", arity: 3, typ: hm.NewFnType(tt(2, tvA), tt(1, tvA), tt(1, tvA), tt(2, tvA))}}
+	op := &layerNormOp{opBase: opBase{key: "LayerNorm{eps=1e-5}", arity: 3, typ: hm.NewFnType(tt(2, tvA), tt(1, tvA), tt(1, tvA), tt(2, tvA))}}
 	return G.ApplyOp(op, x, gamma, beta)
 }
 
-type layerNormOp struct{ opBase }
+// layerNormOp is the forward op. When a gradient is requested (SymDiff) it
+// keeps each row's mean and 1/std from the last forward run, and its backward
+// op computes all three gradients in one pass.
+type layerNormOp struct {
+	opBase
+	keep  bool
+	stats []float64 // mean and rstd of each row, when kept
+	// dGamma and dBeta are filled by the x-gradient op and handed out by the
+	// gamma and beta gradient ops.
+	dGamma, dBeta []float64
+}
 
 func (o *layerNormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	x, err := shapeOf(o.key, in, 0)
@@ -50,12 +60,20 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows, d := ts[0].Shape()[0], ts[0].Shape()[1]
+	var stats []float64
+	if o.keep {
+		if len(o.stats) != 2*rows {
+			o.stats = make([]float64, 2*rows)
+		}
+		stats = o.stats
+	}
 	out := o.output(ts[0].Dtype(), ts[0].Shape()...)
 	switch x := ts[0].Data().(type) {
 	case []float32:
-		lnForward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), ts[0].Shape()[1])
+		lnForward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), d, stats)
 	case []float64:
-		lnForward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), ts[0].Shape()[1])
+		lnForward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), d, stats)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -64,23 +82,24 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 
 func (o *layerNormOp) DiffWRT(int) []bool { return []bool{true, true, true} }
 
-// SymDiff: one backward op per input; each recomputes the row statistics,
-// which costs far less than storing them.
+// SymDiff: the x-gradient op computes all three gradients from the kept
+// statistics; the gamma and beta ops take its output as input only to run
+// after it, and return what it computed.
 func (o *layerNormOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	out := make(G.Nodes, 3)
-	for i := range out {
-		b := &layerNormGradOp{wrt: i}
-		shape := tt(1, tvA)
-		if i == 0 {
-			shape = tt(2, tvA)
-		}
-		b.opBase = opBase{key: fmt.Sprintf("LayerNormGrad{wrt=%d}", i), arity: 3,
-			typ: hm.NewFnType(tt(2, tvA), tt(1, tvA), tt(2, tvA), shape)}
-		n, err := G.ApplyOp(b, in[0], in[1], grad)
-		if err != nil {
+	o.keep = true
+	bx := &layerNormGradOp{fwd: o, wrt: 0}
+	bx.opBase = opBase{key: "LayerNormGrad{wrt=x}", arity: 3, typ: hm.NewFnType(tt(2, tvA), tt(1, tvA), tt(2, tvA), tt(2, tvA))}
+	dx, err := G.ApplyOp(bx, in[0], in[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	out := G.Nodes{dx, nil, nil}
+	for i, name := range []string{"gamma", "beta"} {
+		b := &layerNormGradOp{fwd: o, wrt: i + 1}
+		b.opBase = opBase{key: "LayerNormGrad{wrt=" + name + "}", arity: 1, typ: hm.NewFnType(tt(2, tvA), tt(1, tvA))}
+		if out[i+1], err = G.ApplyOp(b, dx); err != nil {
 			return nil, err
 		}
-		out[i] = n
 	}
 	return out, nil
 }
@@ -99,22 +118,28 @@ func rowStats[T float](x []T) (mean, rstd float64) {
 	return mean, 1 / math.Sqrt(v2/float64(len(x))+LayerNormEps)
 }
 
-func lnForward[T float](x, gamma, beta, out []T, d int) {
+// lnForward normalises every row; stats, when not nil, receives each row's
+// mean and rstd.
+func lnForward[T float](x, gamma, beta, out []T, d int, stats []float64) {
 	parallelChunks(len(x)/d, 64, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
 			mean, rstd := rowStats(xr)
+			if stats != nil {
+				stats[2*r], stats[2*r+1] = mean, rstd
+			}
+			m, s := T(mean), T(rstd)
 			for j, v := range xr {
-				or[j] = T((float64(v)-mean)*rstd)*gamma[j] + beta[j]
+				or[j] = (v-m)*s*gamma[j] + beta[j]
 			}
 		}
 	})
 }
 
-// layerNormGradOp computes the gradient of x (wrt 0), gamma (1) or beta (2)
-// from x, gamma and the output gradient dy.
+// layerNormGradOp computes the gradient of x (wrt 0), gamma (1) or beta (2).
 type layerNormGradOp struct {
 	opBase
+	fwd *layerNormOp
 	wrt int
 }
 
@@ -137,75 +162,88 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	xs := ts[0].Shape()
-	shape := []int{xs[1]}
-	if o.wrt == 0 {
-		shape = xs
+	rows, d := ts[0].Shape()[0], ts[0].Shape()[1]
+	if o.wrt != 0 {
+		src := o.fwd.dGamma
+		if o.wrt == 2 {
+			src = o.fwd.dBeta
+		}
+		if len(src) != d {
+			return nil, fmt.Errorf("%s: the x gradient has not run", o.key)
+		}
+		out := o.output(ts[0].Dtype(), d)
+		switch g := out.Data().(type) {
+		case []float32:
+			convert(src, g)
+		case []float64:
+			copy(g, src)
+		}
+		return out, nil
 	}
-	out := o.output(ts[0].Dtype(), shape...)
+	if len(o.fwd.stats) != 2*rows {
+		return nil, fmt.Errorf("%s: no statistics kept from the forward pass", o.key)
+	}
+	if len(o.fwd.dGamma) != d {
+		o.fwd.dGamma, o.fwd.dBeta = make([]float64, d), make([]float64, d)
+	}
+	out := o.output(ts[0].Dtype(), rows, d)
 	switch x := ts[0].Data().(type) {
 	case []float32:
-		lnBackward(o.wrt, x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), xs[1])
+		lnBackward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
 	case []float64:
-		lnBackward(o.wrt, x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), xs[1])
+		lnBackward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
 	return out, nil
 }
 
+func convert(src []float64, dst []float32) {
+	for i, v := range src {
+		dst[i] = float32(v)
+	}
+}
+
 // lnBackward with xhat = (x-mean)*rstd and g = dy*gamma:
 //
 //	dx = rstd * (g - mean(g) - xhat*mean(g*xhat)),
-//	dgamma = sum_rows(dy*xhat),  dbeta = sum_rows(dy).
-func lnBackward[T float](wrt int, x, gamma, dy, out []T, d int) {
+//	dgamma = sum_rows(dy*xhat),  dbeta = sum_rows(dy),
+//
+// the column sums as per-chunk partial sums added in chunk order, so the
+// result is reproducible.
+func lnBackward[T float](x, gamma, dy, dx []T, d int, stats, dGamma, dBeta []float64) {
 	rows := len(x) / d
-	if wrt == 0 {
-		parallelChunks(rows, 64, func(_, lo, hi int) {
-			for r := lo; r < hi; r++ {
-				xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], out[r*d:(r+1)*d]
-				mean, rstd := rowStats(xr)
-				var mg, mgx float64
-				for j, v := range xr {
-					g := float64(gr[j] * gamma[j])
-					mg += g
-					mgx += g * (float64(v) - mean) * rstd
-				}
-				mg /= float64(d)
-				mgx /= float64(d)
-				for j, v := range xr {
-					g := float64(gr[j] * gamma[j])
-					or[j] = T(rstd * (g - mg - (float64(v)-mean)*rstd*mgx))
-				}
-			}
-		})
-		return
-	}
-	// Column sums: per-chunk partial sums, added in chunk order.
 	chunks := numChunks(rows, 64)
-	partial := make([]float64, chunks*d)
+	partial := make([]float64, 2*chunks*d)
 	parallelChunks(rows, 64, func(c, lo, hi int) {
-		acc := partial[c*d : (c+1)*d]
+		pg, pb := partial[2*c*d:(2*c+1)*d], partial[(2*c+1)*d:(2*c+2)*d]
 		for r := lo; r < hi; r++ {
-			gr := dy[r*d : (r+1)*d]
-			if wrt == 2 {
-				for j, g := range gr {
-					acc[j] += float64(g)
-				}
-				continue
+			xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
+			mean, rstd := stats[2*r], stats[2*r+1]
+			var mg, mgx float64
+			for j, v := range xr {
+				xh := (float64(v) - mean) * rstd
+				g := float64(gr[j])
+				pg[j] += g * xh
+				pb[j] += g
+				g *= float64(gamma[j])
+				mg += g
+				mgx += g * xh
 			}
-			xr := x[r*d : (r+1)*d]
-			mean, rstd := rowStats(xr)
-			for j, g := range gr {
-				acc[j] += float64(g) * (float64(xr[j]) - mean) * rstd
+			mg /= float64(d)
+			mgx /= float64(d)
+			for j, v := range xr {
+				xh := (float64(v) - mean) * rstd
+				or[j] = T(rstd * (float64(gr[j])*float64(gamma[j]) - mg - xh*mgx))
 			}
 		}
 	})
 	for j := 0; j < d; j++ {
-		var s float64
+		var sg, sb float64
 		for c := 0; c < chunks; c++ {
-			s += partial[c*d+j]
+			sg += partial[2*c*d+j]
+			sb += partial[(2*c+1)*d+j]
 		}
-		out[j] = T(s)
+		dGamma[j], dBeta[j] = sg, sb
 	}
 }
