@@ -602,7 +602,7 @@ func TestGELUMatchesErf(t *testing.T) {
 	t.Logf("max |diff|: forward %.3g, gradient %.3g", f, gr)
 }
 
-// The float32 kernels (erf32, exp32) against the float64 reference, within
+// The float32 kernels (vmath.GELU and vmath.GELUGrad) against the float64 reference, within
 // 1e-6 * max(1, |x|).
 func TestGELUFloat32MatchesErf(t *testing.T) {
 	xs := geluInputs()

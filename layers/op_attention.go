@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -322,24 +323,12 @@ func attnBackward[T float](dm attnDims, qkv, probs, dout, dqkv []T, scratch [][]
 	})
 }
 
-// softmaxRowsBiased32 is softmaxRowsBiased in float32 arithmetic with exp32.
+// softmaxRowsBiased32 is softmaxRowsBiased in float32 arithmetic with the
+// vmath kernels.
 func softmaxRowsBiased32(s, bias []float32, n int) {
 	for i := 0; i < n; i++ {
-		row, brow := s[i*n:(i+1)*n], bias[i*n:(i+1)*n]
-		mx := float32(math.Inf(-1))
-		for j := range row {
-			row[j] += brow[j]
-			mx = max(mx, row[j])
-		}
-		var sum float32
-		for j, x := range row {
-			e := exp32(x - mx)
-			row[j] = e
-			sum += e
-		}
-		inv := 1 / sum
-		for j := range row {
-			row[j] *= inv
-		}
+		row := s[i*n : (i+1)*n]
+		mx := vmath.AddMax(row, bias[i*n:(i+1)*n])
+		vmath.Scale(row, 1/vmath.ExpSubSum(row, mx))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -102,11 +103,29 @@ func (o *crossEntropyOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 // float64. It is the one implementation of the loss, shared by training and
 // evaluation.
 func TokenNLL[T float](logits []T, v int, targets []int, out []float64) {
+	if l32, ok := any(logits).([]float32); ok {
+		tokenNLL32(l32, v, targets, out)
+		return
+	}
 	parallelChunks(len(targets), 64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := logits[i*v : (i+1)*v]
 			mx, lse := logSumExp(row)
 			out[i] = mx + lse - float64(row[targets[i]])
+		}
+	})
+}
+
+// tokenNLL32 is TokenNLL with the vmath kernels: the exponentials in float32
+// (relative error below 5e-7), their sum and the logarithm in float64.
+func tokenNLL32(logits []float32, v int, targets []int, out []float64) {
+	parallelChunks(len(targets), 64, func(_, lo, hi int) {
+		buf := make([]float32, v)
+		for i := lo; i < hi; i++ {
+			row := logits[i*v : (i+1)*v]
+			mx := vmath.Max(row)
+			copy(buf, row)
+			out[i] = float64(mx) + math.Log(float64(vmath.ExpSubSum(buf, mx))) - float64(row[targets[i]])
 		}
 	})
 }
@@ -163,6 +182,10 @@ func (o *crossEntropyGradOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func xentBackward[T float](logits []T, v int, targets []int, scale float64, out []T) {
+	if l32, ok := any(logits).([]float32); ok {
+		xentBackward32(l32, v, targets, float32(scale), any(out).([]float32))
+		return
+	}
 	parallelChunks(len(targets), 64, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row, or := logits[i*v:(i+1)*v], out[i*v:(i+1)*v]
@@ -171,6 +194,19 @@ func xentBackward[T float](logits []T, v int, targets []int, scale float64, out 
 				or[j] = T(scale * math.Exp(float64(x)-mx-lse))
 			}
 			or[targets[i]] -= T(scale)
+		}
+	})
+}
+
+// xentBackward32 is xentBackward with the vmath kernels.
+func xentBackward32(logits []float32, v int, targets []int, scale float32, out []float32) {
+	parallelChunks(len(targets), 64, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row, or := logits[i*v:(i+1)*v], out[i*v:(i+1)*v]
+			mx := vmath.Max(row)
+			copy(or, row)
+			vmath.Scale(or, scale/vmath.ExpSubSum(or, mx))
+			or[targets[i]] -= scale
 		}
 	})
 }

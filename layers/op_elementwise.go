@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -70,25 +71,14 @@ func mapParallel[T float](x, out []T, f func(float64) float64) {
 	})
 }
 
-// gelu32 and geluBackward32 are the float32 kernels, with erf32 and exp32.
+// gelu32 and geluBackward32 are the float32 kernels (vmath: AVX2 where the
+// CPU has it), over fixed chunks in parallel.
 func gelu32(x, out []float32) {
-	parallelChunks(len(x), 4096, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := x[i]
-			out[i] = 0.5 * v * (1 + erf32(v*(1/math.Sqrt2)))
-		}
-	})
+	parallelChunks(len(x), 4096, func(_, lo, hi int) { vmath.GELU(out[lo:hi], x[lo:hi]) })
 }
 
 func geluBackward32(x, dy, out []float32) {
-	const invSqrt2Pi = 0.3989422804014327
-	parallelChunks(len(x), 4096, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := x[i]
-			d := 0.5*(1+erf32(v*(1/math.Sqrt2))) + v*exp32(-0.5*v*v)*invSqrt2Pi
-			out[i] = d * dy[i]
-		}
-	})
+	parallelChunks(len(x), 4096, func(_, lo, hi int) { vmath.GELUGrad(out[lo:hi], x[lo:hi], dy[lo:hi]) })
 }
 
 type geluGradOp struct{ opBase }

@@ -1,0 +1,385 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// SPLAT defines a read-only 32-byte vector with the 32-bit value bits in
+// all 8 lanes, for use as a memory operand or register load.
+#define SPLAT(name, bits) \
+	DATA name+0(SB)/4, bits \
+	DATA name+4(SB)/4, bits \
+	DATA name+8(SB)/4, bits \
+	DATA name+12(SB)/4, bits \
+	DATA name+16(SB)/4, bits \
+	DATA name+20(SB)/4, bits \
+	DATA name+24(SB)/4, bits \
+	DATA name+28(SB)/4, bits \
+	GLOBL name(SB), RODATA|NOPTR, $32
+
+// Exponential: see the constants in portable.go.
+SPLAT(expMagic<>, $0x4b400000)    // 1.5·2^23
+SPLAT(expLog2e<>, $0x3fb8aa3b)    // log2(e)
+SPLAT(expNegLn2Hi<>, $0xbf317200) // -0.693145751953125
+SPLAT(expNegLn2Lo<>, $0xb5bfbe8e) // -1.42860682e-6
+SPLAT(expC2<>, $0x3f000000)       // 1/2
+SPLAT(expC3<>, $0x3e2aaaab)       // 1/6
+SPLAT(expC4<>, $0x3d2aaaab)       // 1/24
+SPLAT(expC5<>, $0x3c088889)       // 1/120
+SPLAT(expC6<>, $0x3ab60b61)       // 1/720
+SPLAT(expLo<>, $0xc2aeac4f)       // -87.33654
+SPLAT(expHi<>, $0x42b17217)       // 88.72283
+SPLAT(one<>, $0x3f800000)         // 1
+SPLAT(posInf<>, $0x7f800000)      // +Inf
+SPLAT(negInf<>, $0xff800000)      // -Inf
+SPLAT(posMax<>, $0x7f7fffff)      // math.MaxFloat32
+SPLAT(negMax<>, $0xff7fffff)      // -math.MaxFloat32
+SPLAT(negHalf<>, $0xbf000000)     // -0.5
+SPLAT(absMask<>, $0x7fffffff)     // clears the sign bit
+
+// GELU: see the constants in portable.go.
+SPLAT(erfP<>, $0x3e6d3388)       // 0.3275911/√2
+SPLAT(erfB1<>, $0x3e027906)      // 0.254829592/2
+SPLAT(erfB2<>, $0xbe11a98e)      // -0.284496736/2
+SPLAT(erfB3<>, $0x3f35f0e3)      // 1.421413741/2
+SPLAT(erfB4<>, $0xbf3a00e3)      // -1.453152027/2
+SPLAT(erfB5<>, $0x3f07dc22)      // 1.061405429/2
+SPLAT(invSqrt2Pi<>, $0x3ecc422a) // 1/√(2π)
+
+// LOADEXPCONSTS loads the register constants used by EXPCORE: Y8-Y11 hold the
+// polynomial coefficients 1/120, 1/24, 1/6, 1/2, Y12 holds 1, Y13 -ln2Hi,
+// Y14 log2(e) and Y15 the rounding constant 1.5·2^23.
+#define LOADEXPCONSTS \
+	VMOVUPS expC5<>(SB), Y8 \
+	VMOVUPS expC4<>(SB), Y9 \
+	VMOVUPS expC3<>(SB), Y10 \
+	VMOVUPS expC2<>(SB), Y11 \
+	VMOVUPS one<>(SB), Y12 \
+	VMOVUPS expNegLn2Hi<>(SB), Y13 \
+	VMOVUPS expLog2e<>(SB), Y14 \
+	VMOVUPS expMagic<>(SB), Y15
+
+// EXPCORE sets P = e^X for X in [expLo, expHi] (anything elsewhere), with
+// temporaries T and R; X is preserved. T = X·log2(e) + 1.5·2^23 rounds
+// X·log2(e) to an integer k and holds it in the low mantissa bits of T (the
+// bits of T are those of 1.5·2^23 plus k); R = X - k·ln2 with ln2 in two
+// parts; P = the degree-6 Taylor polynomial of e^R; and k is added to the
+// exponent field of P: T<<23 = k<<23, since the bits of 1.5·2^23 all shift
+// out.
+#define EXPCORE(X, P, T, R) EXPCOREC(X, P, T, R, Y8, Y9)
+
+// EXPCOREC is EXPCORE with the coefficients 1/120 and 1/24 taken from the
+// operands C5 and C4 (registers or memory) instead of Y8 and Y9.
+#define EXPCOREC(X, P, T, R, C5, C4) \
+	VMOVAPS     Y15, T \
+	VFMADD231PS Y14, X, T \
+	VSUBPS      Y15, T, P \
+	VMOVAPS     X, R \
+	VFMADD231PS Y13, P, R \
+	VFMADD231PS expNegLn2Lo<>(SB), P, R \
+	VMOVUPS     expC6<>(SB), P \
+	VFMADD213PS C5, R, P \
+	VFMADD213PS C4, R, P \
+	VFMADD213PS Y10, R, P \
+	VFMADD213PS Y11, R, P \
+	VFMADD213PS Y12, R, P \
+	VFMADD213PS Y12, R, P \
+	VPSLLD      $23, T, T \
+	VPADDD      T, P, P
+
+// EXPSPECIAL fixes P = EXPCORE(X) outside [expLo, expHi]: 0 where X < expLo
+// (including -Inf), X + Inf where !(X <= expHi), which is +Inf above expHi
+// and NaN for NaN. T and R are temporaries.
+#define EXPSPECIAL(X, P, T, R) \
+	VCMPPS    $1, expLo<>(SB), X, R \
+	VANDNPS   P, R, P \
+	VCMPPS    $6, expHi<>(SB), X, R \
+	VADDPS    posInf<>(SB), X, T \
+	VBLENDVPS R, T, P, P
+
+// HALFERFC sets H = erfc(|X|/√2)/2 and E = e^(-X²/2) (0 where -X²/2 < expLo)
+// by Abramowitz and Stegun 7.1.26; A, T and R are temporaries. It needs the
+// EXPCORE register constants. H is NaN where X is NaN.
+#define HALFERFC(X, E, H, A, T, R) \
+	VMULPS      negHalf<>(SB), X, A \
+	VMULPS      X, A, A \
+	EXPCORE(A, E, T, R) \
+	VCMPPS      $1, expLo<>(SB), A, R \
+	VANDNPS     E, R, E \
+	VANDPS      absMask<>(SB), X, A \
+	VFMADD132PS erfP<>(SB), Y12, A \
+	VDIVPS      A, Y12, T \
+	VMOVUPS     erfB5<>(SB), H \
+	VFMADD213PS erfB4<>(SB), T, H \
+	VFMADD213PS erfB3<>(SB), T, H \
+	VFMADD213PS erfB2<>(SB), T, H \
+	VFMADD213PS erfB1<>(SB), T, H \
+	VMULPS      T, H, H \
+	VMULPS      E, H, H
+
+// HMAXPS sets the low lane of X to the maximum of the 4 lanes of X, using T.
+#define HMAXPS(X, T) \
+	VPERMILPS $0x4e, X, T \
+	VMAXPS    T, X, X \
+	VPERMILPS $0xb1, X, T \
+	VMAXPS    T, X, X
+
+// func expAVX2(dst, x *float32, n int)
+//
+// Sets dst[i] = e^x[i] for i < n, n a positive multiple of 8. (Unrolling by
+// two measured no faster.)
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	LOADEXPCONSTS
+	SHRQ $3, CX
+
+exploop:
+	VMOVUPS (SI), Y0
+	EXPCORE(Y0, Y1, Y2, Y3)
+	EXPSPECIAL(Y0, Y1, Y2, Y3)
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     exploop
+
+	VZEROUPPER
+	RET
+
+// func expSubSumAVX2(x *float32, n int, shift float32) float64
+//
+// Sets x[i] = e^(x[i]-shift) for i < n, n a positive multiple of 8, and
+// returns the sum of the results. Two vectors per iteration, with c5 and c4
+// from memory to free registers for shift (Y8) and the float64 accumulator
+// (Y9). The 16 results are added in float32 in pairs, vector 1 + vector 2
+// and then lanes 0-3 + lanes 4-7 (two roundings of at most 2^-24 relative
+// each for positive terms), and the 4 sums are accumulated in float64; this
+// was measurably faster than converting all 16 results to float64.
+TEXT ·expSubSumAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	LOADEXPCONSTS
+	VBROADCASTSS shift+16(FP), Y8
+	VXORPD       Y9, Y9, Y9
+	SHRQ         $3, CX
+	MOVQ         CX, DX
+	SHRQ         $1, DX
+	JZ           esstail
+
+essloop:
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y4
+	VSUBPS       Y8, Y0, Y0
+	VSUBPS       Y8, Y4, Y4
+	EXPCOREC(Y0, Y1, Y2, Y3, expC5<>(SB), expC4<>(SB))
+	EXPCOREC(Y4, Y5, Y6, Y7, expC5<>(SB), expC4<>(SB))
+	EXPSPECIAL(Y0, Y1, Y2, Y3)
+	EXPSPECIAL(Y4, Y5, Y6, Y7)
+	VMOVUPS      Y1, (SI)
+	VMOVUPS      Y5, 32(SI)
+	VADDPS       Y5, Y1, Y1
+	VEXTRACTF128 $1, Y1, X3
+	VADDPS       X3, X1, X3
+	VCVTPS2PD    X3, Y3
+	VADDPD       Y3, Y9, Y9
+	ADDQ         $64, SI
+	DECQ         DX
+	JNZ          essloop
+
+esstail:
+	ANDQ         $1, CX
+	JZ           essdone
+	VMOVUPS      (SI), Y0
+	VSUBPS       Y8, Y0, Y0
+	EXPCOREC(Y0, Y1, Y2, Y3, expC5<>(SB), expC4<>(SB))
+	EXPSPECIAL(Y0, Y1, Y2, Y3)
+	VMOVUPS      Y1, (SI)
+	VEXTRACTF128 $1, Y1, X3
+	VADDPS       X3, X1, X3
+	VCVTPS2PD    X3, Y3
+	VADDPD       Y3, Y9, Y9
+
+essdone:
+	VEXTRACTF128 $1, Y9, X6
+	VADDPD       X6, X9, X9
+	VUNPCKHPD    X9, X9, X6
+	VADDSD       X6, X9, X9
+	VZEROUPPER
+	MOVSD        X9, ret+24(FP)
+	RET
+
+// func addMaxAVX2(x, b *float32, n int) float32
+//
+// Sets x[i] += b[i] for i < n, n a positive multiple of 8, and returns the
+// maximum of the updated x[:n].
+TEXT ·addMaxAVX2(SB), NOSPLIT, $0-28
+	MOVQ    x+0(FP), DI
+	MOVQ    b+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVUPS negInf<>(SB), Y2
+	VMOVAPS Y2, Y3
+	SHRQ    $3, CX
+	MOVQ    CX, DX
+	SHRQ    $1, DX
+	JZ      amtail
+
+amloop:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VADDPS  (SI), Y0, Y0
+	VADDPS  32(SI), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMAXPS  Y0, Y2, Y2
+	VMAXPS  Y1, Y3, Y3
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    DX
+	JNZ     amloop
+
+amtail:
+	ANDQ    $1, CX
+	JZ      amdone
+	VMOVUPS (DI), Y0
+	VADDPS  (SI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMAXPS  Y0, Y2, Y2
+
+amdone:
+	VMAXPS       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPS       X3, X2, X2
+	HMAXPS(X2, X3)
+	VZEROUPPER
+	MOVSS        X2, ret+24(FP)
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+//
+// Returns the maximum of x[:n], n a positive multiple of 8.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS negInf<>(SB), Y2
+	VMOVAPS Y2, Y3
+	SHRQ    $3, CX
+	MOVQ    CX, DX
+	SHRQ    $1, DX
+	JZ      mxtail
+
+mxloop:
+	VMAXPS (SI), Y2, Y2
+	VMAXPS 32(SI), Y3, Y3
+	ADDQ   $64, SI
+	DECQ   DX
+	JNZ    mxloop
+
+mxtail:
+	ANDQ   $1, CX
+	JZ     mxdone
+	VMAXPS (SI), Y2, Y2
+
+mxdone:
+	VMAXPS       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPS       X3, X2, X2
+	HMAXPS(X2, X3)
+	VZEROUPPER
+	MOVSS        X2, ret+16(FP)
+	RET
+
+// func scaleAVX2(x *float32, n int, s float32)
+//
+// Sets x[i] *= s for i < n, n a positive multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y2
+	SHRQ         $3, CX
+	MOVQ         CX, DX
+	SHRQ         $1, DX
+	JZ           sctail
+
+scloop:
+	VMULPS  (DI), Y2, Y0
+	VMULPS  32(DI), Y2, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $64, DI
+	DECQ    DX
+	JNZ     scloop
+
+sctail:
+	ANDQ    $1, CX
+	JZ      scdone
+	VMULPS  (DI), Y2, Y0
+	VMOVUPS Y0, (DI)
+
+scdone:
+	VZEROUPPER
+	RET
+
+// func geluAVX2(dst, x *float32, n int)
+//
+// Sets dst[i] = x[i]·Φ(x[i]) for i < n, n a positive multiple of 8, with
+// Φ(x) = h for x < 0 and 1 - h for x >= 0 (selected by the sign bit), where
+// h = erfc(|x|/√2)/2. x is first clamped to >= -MaxFloat32 (NaN kept) so
+// that GELU(-Inf) = -MaxFloat32·0 = -0 rather than NaN.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	LOADEXPCONSTS
+	VMOVUPS negMax<>(SB), Y7
+	SHRQ    $3, CX
+
+geluloop:
+	VMOVUPS   (SI), Y0
+	VMAXPS    Y0, Y7, Y0
+	HALFERFC(Y0, Y3, Y4, Y1, Y2, Y5)
+	VSUBPS    Y4, Y12, Y5
+	VBLENDVPS Y0, Y4, Y5, Y5
+	VMULPS    Y0, Y5, Y5
+	VMOVUPS   Y5, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       geluloop
+
+	VZEROUPPER
+	RET
+
+// func geluGradAVX2(dst, x, dy *float32, n int)
+//
+// Sets dst[i] = dy[i]·(Φ(x[i]) + x[i]·e^(-x[i]²/2)/√(2π)) for i < n, n a
+// positive multiple of 8. x is first clamped to ±MaxFloat32 (NaN kept) so
+// that the x·e^(-x²/2) term is 0 rather than NaN for x = ±Inf.
+TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    dy+16(FP), DX
+	MOVQ    n+24(FP), CX
+	LOADEXPCONSTS
+	VMOVUPS negMax<>(SB), Y7
+	VMOVUPS posMax<>(SB), Y6
+	SHRQ    $3, CX
+
+ggloop:
+	VMOVUPS     (SI), Y0
+	VMAXPS      Y0, Y7, Y0
+	VMINPS      Y0, Y6, Y0
+	HALFERFC(Y0, Y3, Y4, Y1, Y2, Y5)
+	VSUBPS      Y4, Y12, Y5
+	VBLENDVPS   Y0, Y4, Y5, Y5
+	VMULPS      Y3, Y0, Y3
+	VFMADD231PS invSqrt2Pi<>(SB), Y3, Y5
+	VMULPS      (DX), Y5, Y5
+	VMOVUPS     Y5, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DX
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         ggloop
+
+	VZEROUPPER
+	RET

@@ -1,0 +1,159 @@
+package vmath
+
+import "math"
+
+// Constants of the exponential. Arguments below expLo give 0 and above expHi
+// give +Inf. In between, x = k ln2 + r with k = round(x log2e), computed by
+// adding roundMagic (1.5·2^23), which leaves k in the low mantissa bits of the
+// sum; ln2 is split in two parts so that k·ln2Hi is exact. For x in
+// [expLo, expHi] the scaling by 2^k can be done by adding k to the exponent
+// field of e^r: for k = -126 (the lowest) r is positive, so e^r >= 1, and for
+// k = 128 (the highest) r is negative, so e^r < 1.
+const (
+	expLo      = -87.33654
+	expHi      = 88.72283
+	log2e      = 1.44269504088896341
+	ln2Hi      = 0.693145751953125
+	ln2Lo      = 1.42860682030941723212e-6
+	roundMagic = 12582912
+
+	// Taylor coefficients of e^r beyond the linear term.
+	expC2 = 1.0 / 2
+	expC3 = 1.0 / 6
+	expC4 = 1.0 / 24
+	expC5 = 1.0 / 120
+	expC6 = 1.0 / 720
+)
+
+// Constants of GELU. erfc(z) ≈ t(a1 + t(a2 + t(a3 + t(a4 + t a5)))) e^(-z²)
+// with t = 1/(1 + p z) (Abramowitz and Stegun 7.1.26); with z = |x|/√2,
+// halfErfc = erfc(z)/2 uses pScaled = p/√2 and the halved coefficients b_i.
+const (
+	pScaled    = 0.3275911 / math.Sqrt2
+	b1         = 0.254829592 / 2
+	b2         = -0.284496736 / 2
+	b3         = 1.421413741 / 2
+	b4         = -1.453152027 / 2
+	b5         = 1.061405429 / 2
+	invSqrt2Pi = 0.398942280401432677939946059934381868
+)
+
+// exp1 is e^x in float32 arithmetic; see Exp.
+func exp1(x float32) float32 {
+	if x < expLo {
+		return 0
+	}
+	if !(x <= expHi) {
+		return x + float32(math.Inf(1)) // +Inf, or NaN for NaN
+	}
+	return expCore(x)
+}
+
+// expCore is e^x for x in [expLo, expHi].
+func expCore(x float32) float32 {
+	t := x*log2e + roundMagic
+	k := t - roundMagic
+	r := x - k*ln2Hi - k*ln2Lo
+	p := 1 + r*(1+r*(expC2+r*(expC3+r*(expC4+r*(expC5+r*expC6)))))
+	return math.Float32frombits(math.Float32bits(p) + math.Float32bits(t)<<23)
+}
+
+// halfErfcPhi returns erfc(|x|/√2)/2 and e^(-x²/2), the latter 0 for
+// |x| > 13.2 or so. For x < 0 the first is Φ(x), for x >= 0 it is 1 - Φ(x).
+func halfErfcPhi(x float32) (h, e float32) {
+	a := -0.5 * x * x
+	if a >= expLo {
+		e = expCore(a)
+	}
+	t := 1 / (1 + pScaled*abs(x))
+	h = t * (b1 + t*(b2+t*(b3+t*(b4+t*b5)))) * e
+	return h, e
+}
+
+// cdf returns Φ(x) from h = erfc(|x|/√2)/2.
+func cdf(x, h float32) float32 {
+	if math.Float32bits(x)&(1<<31) != 0 {
+		return h
+	}
+	return 1 - h
+}
+
+func abs(x float32) float32 {
+	return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
+}
+
+// gelu1 is GELU(x); see GELU.
+func gelu1(x float32) float32 {
+	if x < -math.MaxFloat32 {
+		x = -math.MaxFloat32 // -Inf: x Φ(x) = -MaxFloat32 · 0 instead of NaN
+	}
+	h, _ := halfErfcPhi(x)
+	return x * cdf(x, h)
+}
+
+// geluGrad1 is g·GELU'(x); see GELUGrad.
+func geluGrad1(x, g float32) float32 {
+	// Clamp ±Inf so that x φ(x) = ±MaxFloat32 · 0 instead of NaN.
+	if x < -math.MaxFloat32 {
+		x = -math.MaxFloat32
+	} else if x > math.MaxFloat32 {
+		x = math.MaxFloat32
+	}
+	h, e := halfErfcPhi(x)
+	return (cdf(x, h) + x*e*invSqrt2Pi) * g
+}
+
+func expGo(dst, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = exp1(v)
+	}
+}
+
+func expSubSumGo(x []float32, shift float32) float64 {
+	var sum float64
+	for i, v := range x {
+		e := exp1(v - shift)
+		x[i] = e
+		sum += float64(e)
+	}
+	return sum
+}
+
+func addMaxGo(x, b []float32) float32 {
+	b = b[:len(x)]
+	m := float32(math.Inf(-1))
+	for i := range x {
+		x[i] += b[i]
+		m = max(m, x[i])
+	}
+	return m
+}
+
+func maxGo(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}
+
+func scaleGo(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+func geluGo(dst, x []float32) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = gelu1(v)
+	}
+}
+
+func geluGradGo(dst, x, g []float32) {
+	dst, g = dst[:len(x)], g[:len(x)]
+	for i, v := range x {
+		dst[i] = geluGrad1(v, g[i])
+	}
+}
