@@ -18,12 +18,13 @@ type RSSSampler struct {
 	done chan struct{}
 }
 
-// StartRSS starts sampling every 10 ms.
+// StartRSS starts sampling every 100 ms. (Sampling every 10 ms measurably
+// slowed training: about 8% fewer tokens/s on 2 cores.)
 func StartRSS() *RSSSampler {
 	s := &RSSSampler{peak: CurrentRSS(), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(10 * time.Millisecond)
+		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {

@@ -2,6 +2,8 @@ package train
 
 import (
 	"math"
+	"runtime"
+	"sync"
 )
 
 // LR returns the learning rate of step (0-based): linear warm-up from
@@ -48,8 +50,8 @@ func (o *AdamW) Update(params, grads [][]float32, decay []bool, lr float64) {
 	stepSize := float32(lr / bc1)
 	invSqrtBC2 := float32(1 / math.Sqrt(bc2))
 	b1, b2, eps := float32(o.Beta1), float32(o.Beta2), float32(o.Eps)
-	for i, w := range params {
-		g, m, v := grads[i], o.M[i], o.V[i]
+	forPieces(params, func(_, i, lo, hi int) {
+		w, g, m, v := params[i][lo:hi], grads[i][lo:hi], o.M[i][lo:hi], o.V[i][lo:hi]
 		shrink := float32(1)
 		if decay[i] {
 			shrink = float32(1 - lr*o.WeightDecay)
@@ -60,16 +62,58 @@ func (o *AdamW) Update(params, grads [][]float32, decay []bool, lr float64) {
 			denom := float32(math.Sqrt(float64(v[j])))*invSqrtBC2 + eps
 			w[j] = w[j]*shrink - stepSize*m[j]/denom
 		}
+	})
+}
+
+// pieceLen is the number of elements one goroutine updates at a time.
+const pieceLen = 16384
+
+// forPieces cuts every slice of xs into pieces of pieceLen elements and runs
+// fn(k, i, lo, hi) on piece k (xs[i][lo:hi]) on every core. The pieces
+// depend only on the slices' lengths, so per-piece partial sums added in
+// piece order give the same result on any machine.
+func forPieces(xs [][]float32, fn func(k, i, lo, hi int)) {
+	type piece struct{ i, lo, hi int }
+	var ps []piece
+	for i, x := range xs {
+		for lo := 0; lo < len(x); lo += pieceLen {
+			ps = append(ps, piece{i, lo, min(lo+pieceLen, len(x))})
+		}
 	}
+	next := make(chan int, len(ps))
+	for k := range ps {
+		next <- k
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(ps)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				fn(k, ps[k].i, ps[k].lo, ps[k].hi)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // GlobalNorm is the L2 norm of all gradients together.
 func GlobalNorm(grads [][]float32) float64 {
-	var s float64
+	var partial []float64
 	for _, g := range grads {
-		for _, v := range g {
+		partial = append(partial, make([]float64, (len(g)+pieceLen-1)/pieceLen)...)
+	}
+	forPieces(grads, func(k, i, lo, hi int) {
+		var s float64
+		for _, v := range grads[i][lo:hi] {
 			s += float64(v) * float64(v)
 		}
+		partial[k] = s
+	})
+	var s float64
+	for _, p := range partial {
+		s += p
 	}
 	return math.Sqrt(s)
 }
