@@ -24,9 +24,9 @@ type Options struct {
 	Len int // window length
 	// Stride > 0 selects the sliding protocol; 0 the non-overlapping one.
 	Stride int
-	// BatchTokens bounds the tokens per forward pass (default 8192): the
-	// batch is BatchTokens/Len windows, at least one, so memory stays
-	// bounded at long lengths.
+	// BatchTokens bounds the tokens per forward pass (default 4096, as in
+	// the PyTorch reference): the batch is BatchTokens/Len windows, at least
+	// one, so memory stays bounded at long lengths.
 	BatchTokens int
 	// MaxTokens > 0 scores only the first MaxTokens+1 tokens of the stream.
 	MaxTokens int
@@ -63,7 +63,7 @@ func Perplexity(m *model.Model, tokens []int, o Options) (Result, error) {
 		tokens = tokens[:o.MaxTokens+1]
 	}
 	if o.BatchTokens < 1 {
-		o.BatchTokens = 8192
+		o.BatchTokens = 4096
 	}
 	var ws []data.Window
 	var err error

@@ -98,7 +98,11 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer g.Close()
+	defer func() {
+		if g != nil {
+			g.Close()
+		}
+	}()
 	params := make([][]float32, len(st.model.Weights.Names))
 	decay := make([]bool, len(params))
 	for i, name := range st.model.Weights.Names {
@@ -170,6 +174,10 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		}
 	}
 	prog.finish()
+	// The training graph's buffers are not needed any more: let the final
+	// evaluation reuse their memory.
+	g.Close()
+	g, grads = nil, nil
 	ckpt := model.CheckpointPath(dir, st.step)
 	fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
 	r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L})

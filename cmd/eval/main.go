@@ -44,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dataPath := flags.String("data", "", "text file to evaluate on (default: the validation split of each run's corpus)")
 	jsonPath := flags.String("json", "", "write every number to this JSON file")
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
-	batchTokens := flags.Int("batch-tokens", 8192, "tokens per forward pass (bounds memory at long lengths)")
+	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass (bounds memory at long lengths)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
 	if err := flags.Parse(args); err != nil {
 		return 2

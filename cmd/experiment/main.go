@@ -43,7 +43,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := flags.String("out", "runs/compare", "report directory; run i is trained in <out>/<pos>")
 	mults := flags.String("mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
 	steps := flags.Int("steps", 0, "training steps, overriding the config")
-	batchTokens := flags.Int("batch-tokens", 8192, "evaluation tokens per forward pass")
+	batchTokens := flags.Int("batch-tokens", 4096, "evaluation tokens per forward pass")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
