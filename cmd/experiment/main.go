@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,6 +92,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		c.Model.Pos = pos
 		c.Name = pos
 		c.Out = filepath.Join(*out, pos)
+		// Hand the memory of the previous run back to the OS first, so that
+		// each run's and each length's peak RSS is its own.
+		debug.FreeOSMemory()
 		sum, err := trainOrReuse(ctx, c, stderr, terminal)
 		if errors.Is(err, train.ErrInterrupted) {
 			fmt.Fprintf(stderr, "experiment: %v\nrun the same command again to continue\n", err)
@@ -111,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rr := eval.RunReport{Run: c.Out, Pos: pos, TrainLen: c.Model.TrainLen}
 		for _, f := range factors {
 			l := f * c.Model.TrainLen
+			debug.FreeOSMemory()
 			res, err := eval.Perplexity(r.Model, val, eval.Options{Len: l, BatchTokens: *batchTokens})
 			if err != nil {
 				return fail("%s at length %d: %v", pos, l, err)
