@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/alibi-go/alibi/data"
@@ -151,7 +152,11 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 			}
 		}
 		if st.step%t.EvalEvery == 0 && st.step < t.Steps {
-			r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L, MaxTokens: t.EvalTokens})
+			// Validate in batches of the training batch's size, and hand the
+			// evaluation graph's memory back afterwards, so that peak memory
+			// stays that of the training graph plus one small batch.
+			r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L, MaxTokens: t.EvalTokens, BatchTokens: t.Batch * L})
+			debug.FreeOSMemory()
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +21,15 @@ import (
 	"github.com/alibi-go/alibi/model"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// The graphs allocate their buffers once and reuse them, so there is
+	// little garbage: collecting at 50% heap growth instead of Go's 100%
+	// costs no measurable speed and keeps peak memory lower. GOGC overrides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // listFlag is a repeatable string flag.
 type listFlag []string

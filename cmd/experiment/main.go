@@ -30,7 +30,15 @@ import (
 	"golang.org/x/term"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// The graphs allocate their buffers once and reuse them, so there is
+	// little garbage: collecting at 50% heap growth instead of Go's 100%
+	// costs no measurable speed and keeps peak memory lower. GOGC overrides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {

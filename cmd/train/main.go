@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/alibi-go/alibi/train"
@@ -19,6 +20,12 @@ import (
 )
 
 func main() {
+	// The graphs allocate their buffers once and reuse them, so there is
+	// little garbage: collecting at 50% heap growth instead of Go's 100%
+	// costs no measurable speed and keeps peak memory lower. GOGC overrides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
