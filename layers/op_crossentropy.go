@@ -44,21 +44,30 @@ func xentInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := dense(key, vals[1])
+	ids, err := indices(key, vals[1], "target", l.Shape()[1], fmt.Sprintf("vocabulary of %d", l.Shape()[1]))
 	if err != nil {
 		return nil, nil, err
 	}
+	return l, ids, nil
+}
+
+// indices reads v as an Int tensor of indices, each in [0, n); what names
+// one index and where names the range in errors.
+func indices(key string, v G.Value, what string, n int, where string) ([]int, error) {
+	t, err := dense(key, v)
+	if err != nil {
+		return nil, err
+	}
 	ids, ok := t.Data().([]int)
 	if !ok {
-		return nil, nil, fmt.Errorf("%s: targets must be int, got %v", key, t.Dtype())
+		return nil, fmt.Errorf("%s: %ss must be int, got %v", key, what, t.Dtype())
 	}
-	v := l.Shape()[1]
 	for i, id := range ids {
-		if id < 0 || id >= v {
-			return nil, nil, fmt.Errorf("%s: target %d at position %d is outside the vocabulary of %d", key, id, i, v)
+		if id < 0 || id >= n {
+			return nil, fmt.Errorf("%s: %s %d at position %d is outside the %s", key, what, id, i, where)
 		}
 	}
-	return l, ids, nil
+	return ids, nil
 }
 
 func (o *crossEntropyOp) Do(vals ...G.Value) (G.Value, error) {

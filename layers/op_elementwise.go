@@ -192,13 +192,19 @@ func (o *addRowsOp) DiffWRT(int) []bool { return []bool{true, true} }
 
 // SymDiff: x's gradient is dy itself; t's is dy summed over its periods.
 func (o *addRowsOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	b := &sumRowsOp{opBase: opBase{key: fmt.Sprintf("SumRows{%v}", in[1].Shape()), arity: 1,
-		typ: hm.NewFnType(tt(2, tvA), tt(in[1].Dims(), tvA))}, shape: in[1].Shape().Clone()}
-	dt, err := G.ApplyOp(b, grad)
+	dt, err := sumRowsOf(grad, in[1].Shape())
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{grad, dt}, nil
+}
+
+// sumRowsOf sums the rows of dy (N, D) periodically into shape (R, D) or (D):
+// the gradient of a bias or position table that AddRows added.
+func sumRowsOf(dy *G.Node, shape tensor.Shape) (*G.Node, error) {
+	op := &sumRowsOp{opBase: opBase{key: fmt.Sprintf("SumRows{%v}", shape), arity: 1,
+		typ: hm.NewFnType(tt(2, tvA), tt(len(shape), tvA))}, shape: shape.Clone()}
+	return G.ApplyOp(op, dy)
 }
 
 // sumRowsOp sums the rows of dy (N, D) into shape (R, D) by period R.

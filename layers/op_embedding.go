@@ -42,21 +42,15 @@ func (o *embeddingOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 
 // embeddingInputs reads the table and the checked ids.
 func embeddingInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
-	ts, err := denseAll(key, vals[:2])
+	t, err := dense(key, vals[0])
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, ok := ts[1].Data().([]int)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: ids must be int, got %v", key, ts[1].Dtype())
+	ids, err := indices(key, vals[1], "id", t.Shape()[0], fmt.Sprintf("table of %d rows", t.Shape()[0]))
+	if err != nil {
+		return nil, nil, err
 	}
-	v := ts[0].Shape()[0]
-	for i, id := range ids {
-		if id < 0 || id >= v {
-			return nil, nil, fmt.Errorf("%s: id %d at position %d is outside the table of %d rows", key, id, i, v)
-		}
-	}
-	return ts[0], ids, nil
+	return t, ids, nil
 }
 
 func (o *embeddingOp) Do(vals ...G.Value) (G.Value, error) {

@@ -113,9 +113,7 @@ func (o *linearOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		out[i] = n
 	}
 	if len(in) == 3 {
-		b := &sumRowsOp{opBase: opBase{key: fmt.Sprintf("SumRows{%v}", in[2].Shape()), arity: 1,
-			typ: hm.NewFnType(tt(2, tvA), tt(1, tvA))}, shape: in[2].Shape().Clone()}
-		db, err := G.ApplyOp(b, grad)
+		db, err := sumRowsOf(grad, in[2].Shape())
 		if err != nil {
 			return nil, err
 		}
