@@ -11,6 +11,7 @@ import (
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // Protocols.
@@ -77,7 +78,7 @@ func Perplexity(m *model.Model, tokens []int, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("eval: %w", err)
 	}
-	rss := StartRSS()
+	rss := osutil.StartRSS()
 	start := time.Now()
 	posSum := make([]float64, o.Len)
 	posCount := make([]int, o.Len)

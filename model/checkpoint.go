@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"gorgonia.org/tensor"
+
+	"github.com/alibi-go/alibi/model/osutil"
+	"github.com/alibi-go/alibi/model/safetensors"
 )
 
 // Checkpoint is everything needed to use or resume a model: its config,
@@ -27,7 +29,7 @@ type Checkpoint struct {
 	Config  Config
 	Weights *Weights
 	Slopes  []float32
-	Extra   []RawTensor
+	Extra   []safetensors.Tensor
 	Meta    map[string]string
 }
 
@@ -53,13 +55,13 @@ func (c *Checkpoint) Encode(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var ts []RawTensor
+	var ts []safetensors.Tensor
 	for _, name := range c.Weights.Names {
 		t := c.Weights.Tensors[name]
-		ts = append(ts, F32Tensor(name, t.Shape(), t.Data().([]float32)))
+		ts = append(ts, safetensors.F32(name, t.Shape(), t.Data().([]float32)))
 	}
 	if c.Slopes != nil {
-		ts = append(ts, F32Tensor(slopesName, []int{len(c.Slopes)}, c.Slopes))
+		ts = append(ts, safetensors.F32(slopesName, []int{len(c.Slopes)}, c.Slopes))
 	}
 	ts = append(ts, c.Extra...)
 	meta := map[string]string{metaConfig: string(cfg), metaFormat: checkpointFormat}
@@ -70,12 +72,12 @@ func (c *Checkpoint) Encode(w io.Writer) error {
 		meta[k] = v
 	}
 	meta[metaChecksum] = checksum(ts, meta)
-	return WriteSafetensors(w, ts, meta)
+	return safetensors.Write(w, ts, meta)
 }
 
 // checksum hashes every tensor (name, dtype, shape, bytes) and every
 // metadata entry but the checksum itself, in a fixed order.
-func checksum(ts []RawTensor, meta map[string]string) string {
+func checksum(ts []safetensors.Tensor, meta map[string]string) string {
 	h := sha256.New()
 	for _, t := range ts {
 		fmt.Fprintf(h, "%s|%s|%v|%d|", t.Name, t.DType, t.Shape, len(t.Data))
@@ -96,7 +98,7 @@ func checksum(ts []RawTensor, meta map[string]string) string {
 
 // DecodeCheckpoint parses and verifies a checkpoint file's bytes.
 func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
-	ts, meta, err := ReadSafetensors(b)
+	ts, meta, err := safetensors.Read(b)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +122,7 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 			c.Meta[k] = v
 		}
 	}
-	byName := make(map[string]RawTensor, len(ts))
+	byName := make(map[string]safetensors.Tensor, len(ts))
 	for _, t := range ts {
 		byName[t.Name] = t
 	}
@@ -173,13 +175,13 @@ func sameShape(a []int, b []int) bool {
 }
 
 // ExtraTensor returns the extra tensor of that name.
-func (c *Checkpoint) ExtraTensor(name string) (RawTensor, bool) {
+func (c *Checkpoint) ExtraTensor(name string) (safetensors.Tensor, bool) {
 	for _, t := range c.Extra {
 		if t.Name == name {
 			return t, true
 		}
 	}
-	return RawTensor{}, false
+	return safetensors.Tensor{}, false
 }
 
 // SaveCheckpoint writes c to path atomically: to a temporary file in the same
@@ -190,7 +192,7 @@ func SaveCheckpoint(path string, c *Checkpoint) error {
 	if err := c.Encode(&buf); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", path, err)
 	}
-	if err := WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := osutil.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", path, err)
 	}
 	return nil
@@ -207,50 +209,4 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("load checkpoint %s: %w", path, err)
 	}
 	return c, nil
-}
-
-// createTemp is os.CreateTemp, replaceable in tests to inject write faults.
-var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
-
-// tempFile is the part of *os.File that WriteFileAtomic uses.
-type tempFile interface {
-	io.Writer
-	Name() string
-	Sync() error
-	Close() error
-}
-
-// WriteFileAtomic replaces path with data so that readers and crashes only
-// ever see the complete old or the complete new contents.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

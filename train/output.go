@@ -10,9 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/alibi-go/alibi/model"
 	"github.com/schollz/progressbar/v3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // metricsFile appends one JSON object per line to metrics.jsonl.
@@ -40,7 +41,7 @@ func openMetrics(path string, step int) (*metricsFile, error) {
 		keep.WriteByte('\n')
 	}
 	if !bytes.Equal(keep.Bytes(), old) {
-		if err := model.WriteFileAtomic(path, keep.Bytes()); err != nil {
+		if err := osutil.WriteFileAtomic(path, keep.Bytes()); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
@@ -69,7 +70,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return model.WriteFileAtomic(path, append(b, '\n'))
+	return osutil.WriteFileAtomic(path, append(b, '\n'))
 }
 
 // writeResolvedConfig saves the config the run really uses (defaults and
@@ -79,7 +80,7 @@ func writeResolvedConfig(dir string, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if err := model.WriteFileAtomic(filepath.Join(dir, "config.yaml"), b); err != nil {
+	if err := osutil.WriteFileAtomic(filepath.Join(dir, "config.yaml"), b); err != nil {
 		return fmt.Errorf("run directory %s: %w", dir, err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/safetensors"
 )
 
 const (
@@ -60,8 +61,8 @@ func (s *state) save(dir string, cfg Config) error {
 	c := model.NewCheckpoint(s.model)
 	for i, name := range s.model.Weights.Names {
 		shape := s.model.Weights.Tensor(name).Shape()
-		c.Extra = append(c.Extra, model.F32Tensor(momentPrefix+"m."+name, shape, s.opt.M[i]),
-			model.F32Tensor(momentPrefix+"v."+name, shape, s.opt.V[i]))
+		c.Extra = append(c.Extra, safetensors.F32(momentPrefix+"m."+name, shape, s.opt.M[i]),
+			safetensors.F32(momentPrefix+"v."+name, shape, s.opt.V[i]))
 	}
 	smp, err := s.sampler.MarshalBinary()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // ErrInterrupted is returned when the context was cancelled: the current
@@ -60,7 +61,7 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		logw = io.Discard
 	}
 	dir := cfg.RunDir()
-	rss := eval.StartRSS()
+	rss := osutil.StartRSS()
 	defer rss.Stop()
 
 	trainTok, valTok, err := LoadData(cfg)

@@ -18,7 +18,7 @@ import (
 	"strings"
 
 	"github.com/alibi-go/alibi/eval"
-	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 func main() {
@@ -148,7 +148,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := report.WriteJSON(&buf); err != nil {
 			return fail("%v", err)
 		}
-		if err := model.WriteFileAtomic(*jsonPath, buf.Bytes()); err != nil {
+		if err := osutil.WriteFileAtomic(*jsonPath, buf.Bytes()); err != nil {
 			return fail("write %s: %v", *jsonPath, err)
 		}
 	}

@@ -24,10 +24,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alibi-go/alibi/eval"
-	"github.com/alibi-go/alibi/model"
-	"github.com/alibi-go/alibi/train"
 	"golang.org/x/term"
+
+	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model/osutil"
+	"github.com/alibi-go/alibi/train"
 )
 
 func main() {
@@ -138,14 +139,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := report.WriteJSON(&js); err != nil {
 		return fail("%v", err)
 	}
-	if err := model.WriteFileAtomic(filepath.Join(*out, "report.json"), js.Bytes()); err != nil {
+	if err := osutil.WriteFileAtomic(filepath.Join(*out, "report.json"), js.Bytes()); err != nil {
 		return fail("%v", err)
 	}
 	if err := report.Plot(filepath.Join(*out, "report.png")); err != nil {
 		return fail("%v", err)
 	}
 	md := markdown(report, summaries, cfg, *configPath, *posList, *out, *mults)
-	if err := model.WriteFileAtomic(filepath.Join(*out, "report.md"), []byte(md)); err != nil {
+	if err := osutil.WriteFileAtomic(filepath.Join(*out, "report.md"), []byte(md)); err != nil {
 		return fail("%v", err)
 	}
 	fmt.Fprint(stdout, md)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/safetensors"
 	"github.com/alibi-go/alibi/train"
 )
 
@@ -62,7 +63,7 @@ func finalState(t *testing.T, dir string) (map[string][]byte, string) {
 	}
 	out := map[string][]byte{}
 	for _, name := range c.Weights.Names {
-		out[name] = model.F32Tensor(name, nil, c.Weights.Data(name)).Data
+		out[name] = safetensors.F32(name, nil, c.Weights.Data(name)).Data
 	}
 	for _, x := range c.Extra {
 		out[x.Name] = x.Data

@@ -1,4 +1,8 @@
-package eval
+// Package osutil holds the operating-system helpers every part of the project
+// shares: replacing a file atomically, so a crash never leaves a torn
+// checkpoint, report or metrics file, and sampling this process's resident
+// memory, for the peak figures that training and evaluation report.
+package osutil
 
 import (
 	"os"

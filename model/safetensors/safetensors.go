@@ -1,7 +1,6 @@
-package model
-
-// A small, strict implementation of the safetensors file format
-// (https://github.com/huggingface/safetensors):
+// Package safetensors is a small, strict implementation of the safetensors
+// file format (https://github.com/huggingface/safetensors), the format of
+// this project's checkpoints:
 //
 //	8 bytes   N, little-endian uint64: length of the header
 //	N bytes   UTF-8 JSON object: tensor name -> {"dtype", "shape", "data_offsets"},
@@ -11,6 +10,7 @@ package model
 // The writer is deterministic (byte-identical output for identical input) and
 // the reader rejects anything the reference implementation would reject, plus
 // duplicate JSON keys, unknown fields and trailing data after the header object.
+package safetensors
 
 import (
 	"bytes"
@@ -26,16 +26,16 @@ import (
 	"unicode/utf8"
 )
 
-// maxSafetensorsHeader is the largest header length accepted by
-// ReadSafetensors and produced by WriteSafetensors. It matches the limit of
+// maxHeader is the largest header length accepted by
+// Read and produced by Write. It matches the limit of
 // the reference implementation (100 MB).
-const maxSafetensorsHeader = 100_000_000
+const maxHeader = 100_000_000
 
-// stMetadataKey is the reserved header key holding the free-form metadata.
-const stMetadataKey = "__metadata__"
+// metadataKey is the reserved header key holding the free-form metadata.
+const metadataKey = "__metadata__"
 
-// stDTypeSizes maps every supported dtype name to its element size in bytes.
-var stDTypeSizes = map[string]uint64{
+// dtypeSizes maps every supported dtype name to its element size in bytes.
+var dtypeSizes = map[string]uint64{
 	"U8":  1,
 	"I32": 4,
 	"U32": 4,
@@ -45,18 +45,18 @@ var stDTypeSizes = map[string]uint64{
 	"F64": 8,
 }
 
-// RawTensor is one named tensor of a safetensors file, as raw little-endian bytes.
-type RawTensor struct {
+// Tensor is one named tensor of a safetensors file, as raw little-endian bytes.
+type Tensor struct {
 	Name  string
 	DType string // "F32", "F64", "I64", "I32", "U8", "U32", "U64"
 	Shape []int
 	Data  []byte
 }
 
-// stByteSize returns product(shape)*size(dtype), failing on an unknown
+// byteSize returns product(shape)*size(dtype), failing on an unknown
 // dtype, a negative dimension or an overflow of the product.
-func stByteSize(dtype string, shape []int) (uint64, error) {
-	size, ok := stDTypeSizes[dtype]
+func byteSize(dtype string, shape []int) (uint64, error) {
+	size, ok := dtypeSizes[dtype]
 	if !ok {
 		return 0, fmt.Errorf("unknown dtype %q", dtype)
 	}
@@ -74,7 +74,7 @@ func stByteSize(dtype string, shape []int) (uint64, error) {
 	return n, nil
 }
 
-// WriteSafetensors writes tensors (in the given order; names must be unique and non-empty, len(Data) must equal product(shape)*dtype size) and metadata to w.
+// Write writes tensors (in the given order; names must be unique and non-empty, len(Data) must equal product(shape)*dtype size) and metadata to w.
 //
 // The output is deterministic: tensors appear in the header and in the byte
 // buffer in the given order with contiguous data offsets, metadata keys are
@@ -82,8 +82,8 @@ func stByteSize(dtype string, shape []int) (uint64, error) {
 // metadata is empty), and the header is padded with spaces to a multiple of
 // 8 bytes. Names, metadata keys and values must be valid UTF-8, and no tensor
 // may be named "__metadata__". Nothing is written if validation fails.
-func WriteSafetensors(w io.Writer, tensors []RawTensor, metadata map[string]string) error {
-	header, err := stHeader(tensors, metadata)
+func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+	header, err := encodeHeader(tensors, metadata)
 	if err != nil {
 		return err
 	}
@@ -106,9 +106,9 @@ func WriteSafetensors(w io.Writer, tensors []RawTensor, metadata map[string]stri
 	return nil
 }
 
-// stHeader validates tensors and metadata and returns the padded
+// encodeHeader validates tensors and metadata and returns the padded
 // JSON header.
-func stHeader(tensors []RawTensor, metadata map[string]string) ([]byte, error) {
+func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	first := true
@@ -124,15 +124,15 @@ func stHeader(tensors []RawTensor, metadata map[string]string) ([]byte, error) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		stWriteString(&buf, stMetadataKey)
+		writeString(&buf, metadataKey)
 		buf.WriteString(":{")
 		for i, k := range keys {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			stWriteString(&buf, k)
+			writeString(&buf, k)
 			buf.WriteByte(':')
-			stWriteString(&buf, metadata[k])
+			writeString(&buf, metadata[k])
 		}
 		buf.WriteByte('}')
 		first = false
@@ -143,15 +143,15 @@ func stHeader(tensors []RawTensor, metadata map[string]string) ([]byte, error) {
 		switch {
 		case t.Name == "":
 			return nil, fmt.Errorf("safetensors: tensor %d has an empty name", i)
-		case t.Name == stMetadataKey:
-			return nil, fmt.Errorf("safetensors: tensor %d: name %q is reserved", i, stMetadataKey)
+		case t.Name == metadataKey:
+			return nil, fmt.Errorf("safetensors: tensor %d: name %q is reserved", i, metadataKey)
 		case !utf8.ValidString(t.Name):
 			return nil, fmt.Errorf("safetensors: tensor %d: name %q is not valid UTF-8", i, t.Name)
 		case seen[t.Name]:
 			return nil, fmt.Errorf("safetensors: duplicate tensor name %q", t.Name)
 		}
 		seen[t.Name] = true
-		size, err := stByteSize(t.DType, t.Shape)
+		size, err := byteSize(t.DType, t.Shape)
 		if err != nil {
 			return nil, fmt.Errorf("safetensors: tensor %q: %w", t.Name, err)
 		}
@@ -167,9 +167,9 @@ func stHeader(tensors []RawTensor, metadata map[string]string) ([]byte, error) {
 			buf.WriteByte(',')
 		}
 		first = false
-		stWriteString(&buf, t.Name)
+		writeString(&buf, t.Name)
 		buf.WriteString(`:{"dtype":`)
-		stWriteString(&buf, t.DType)
+		writeString(&buf, t.DType)
 		buf.WriteString(`,"shape":[`)
 		for j, d := range t.Shape {
 			if j > 0 {
@@ -188,23 +188,23 @@ func stHeader(tensors []RawTensor, metadata map[string]string) ([]byte, error) {
 	for buf.Len()%8 != 0 {
 		buf.WriteByte(' ')
 	}
-	if buf.Len() > maxSafetensorsHeader {
+	if buf.Len() > maxHeader {
 		return nil, fmt.Errorf("safetensors: header would be %d bytes, over the %d-byte limit",
-			buf.Len(), maxSafetensorsHeader)
+			buf.Len(), maxHeader)
 	}
 	return buf.Bytes(), nil
 }
 
-// stWriteString appends s as a JSON string literal (without HTML escaping).
+// writeString appends s as a JSON string literal (without HTML escaping).
 // s must be valid UTF-8.
-func stWriteString(buf *bytes.Buffer, s string) {
+func writeString(buf *bytes.Buffer, s string) {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)           // cannot fail for a string
 	buf.Truncate(buf.Len() - 1) // drop the newline Encode appends
 }
 
-// ReadSafetensors parses a whole file's bytes. It validates strictly and returns an error (never panics) naming what is wrong.
+// Read parses a whole file's bytes. It validates strictly and returns an error (never panics) naming what is wrong.
 //
 // It rejects: files shorter than 8 bytes; a header length beyond the file or
 // over 100 MB; a header that is not valid UTF-8, does not start with '{', is
@@ -217,16 +217,16 @@ func stWriteString(buf *bytes.Buffer, s string) {
 // "__metadata__" entry that is not an object of string values.
 //
 // Tensors are returned sorted by data offset (ties in header order), so a file
-// from WriteSafetensors reads back in the order written. Each Data slice
+// from Write reads back in the order written. Each Data slice
 // aliases b (with its capacity clipped to its length). metadata is nil when
 // the file has no "__metadata__" entry.
-func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string, err error) {
+func Read(b []byte) (tensors []Tensor, metadata map[string]string, err error) {
 	if len(b) < 8 {
 		return nil, nil, fmt.Errorf("safetensors: file is %d bytes, shorter than the 8-byte header length", len(b))
 	}
 	n := binary.LittleEndian.Uint64(b[:8])
-	if n > maxSafetensorsHeader {
-		return nil, nil, fmt.Errorf("safetensors: header length %d exceeds the %d-byte limit", n, maxSafetensorsHeader)
+	if n > maxHeader {
+		return nil, nil, fmt.Errorf("safetensors: header length %d exceeds the %d-byte limit", n, maxHeader)
 	}
 	if n > uint64(len(b)-8) {
 		return nil, nil, fmt.Errorf("safetensors: header length %d exceeds file size %d", n, len(b))
@@ -241,7 +241,7 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 	}
 
 	type entry struct {
-		RawTensor
+		Tensor
 		begin, end uint64
 	}
 	var entries []entry
@@ -252,28 +252,28 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 	}
 	seen := make(map[string]bool)
 	for dec.More() {
-		name, err := stKey(dec)
+		name, err := readKey(dec)
 		if err != nil {
 			return nil, nil, fmt.Errorf("safetensors: invalid JSON header: %w", err)
 		}
 		if seen[name] {
-			if name == stMetadataKey {
-				return nil, nil, fmt.Errorf("safetensors: duplicate %q entry", stMetadataKey)
+			if name == metadataKey {
+				return nil, nil, fmt.Errorf("safetensors: duplicate %q entry", metadataKey)
 			}
 			return nil, nil, fmt.Errorf("safetensors: duplicate tensor name %q", name)
 		}
 		seen[name] = true
-		if name == stMetadataKey {
-			metadata, err = stReadMetadata(dec)
+		if name == metadataKey {
+			metadata, err = readMetadata(dec)
 			if err != nil {
-				return nil, nil, fmt.Errorf("safetensors: %s: %w", stMetadataKey, err)
+				return nil, nil, fmt.Errorf("safetensors: %s: %w", metadataKey, err)
 			}
 			continue
 		}
 		if name == "" {
 			return nil, nil, errors.New("safetensors: empty tensor name")
 		}
-		t, begin, end, err := stReadTensorInfo(dec)
+		t, begin, end, err := readTensorInfo(dec)
 		if err != nil {
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: %w", name, err)
 		}
@@ -282,7 +282,7 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: data_offsets end %d is beyond the %d-byte data buffer",
 				name, end, len(data))
 		}
-		size, err := stByteSize(t.DType, t.Shape)
+		size, err := byteSize(t.DType, t.Shape)
 		if err != nil {
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: %w", name, err)
 		}
@@ -290,7 +290,7 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 			return nil, nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d,%d] span %d bytes, which does not match shape %v of %s (%d bytes)",
 				name, begin, end, end-begin, t.Shape, t.DType, size)
 		}
-		entries = append(entries, entry{RawTensor: t, begin: begin, end: end})
+		entries = append(entries, entry{Tensor: t, begin: begin, end: end})
 	}
 	if _, err := dec.Token(); err != nil { // the closing '}'
 		return nil, nil, fmt.Errorf("safetensors: invalid JSON header: %w", err)
@@ -305,13 +305,13 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 	// The data ranges must tile the buffer exactly. A stable sort keeps
 	// header order among empty tensors sharing an offset.
 	slices.SortStableFunc(entries, func(x, y entry) int {
-		if c := stCompareUint64(x.begin, y.begin); c != 0 {
+		if c := compareUint64(x.begin, y.begin); c != 0 {
 			return c
 		}
-		return stCompareUint64(x.end, y.end)
+		return compareUint64(x.end, y.end)
 	})
 	var pos uint64
-	tensors = make([]RawTensor, len(entries))
+	tensors = make([]Tensor, len(entries))
 	for i, e := range entries {
 		switch {
 		case e.begin < pos:
@@ -323,7 +323,7 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 		}
 		pos = e.end
 		e.Data = data[e.begin:e.end:e.end]
-		tensors[i] = e.RawTensor
+		tensors[i] = e.Tensor
 	}
 	if pos != uint64(len(data)) {
 		return nil, nil, fmt.Errorf("safetensors: data bytes [%d,%d) are not covered by any tensor", pos, len(data))
@@ -331,7 +331,7 @@ func ReadSafetensors(b []byte) (tensors []RawTensor, metadata map[string]string,
 	return tensors, metadata, nil
 }
 
-func stCompareUint64(a, b uint64) int {
+func compareUint64(a, b uint64) int {
 	switch {
 	case a < b:
 		return -1
@@ -341,8 +341,8 @@ func stCompareUint64(a, b uint64) int {
 	return 0
 }
 
-// stKey reads an object key.
-func stKey(dec *json.Decoder) (string, error) {
+// readKey reads an object key.
+func readKey(dec *json.Decoder) (string, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return "", err
@@ -354,9 +354,9 @@ func stKey(dec *json.Decoder) (string, error) {
 	return s, nil
 }
 
-// stExpectDelim reads a token that must be the delimiter d; what names the
+// expectDelim reads a token that must be the delimiter d; what names the
 // value for the error message.
-func stExpectDelim(dec *json.Decoder, d json.Delim, what string) error {
+func expectDelim(dec *json.Decoder, d json.Delim, what string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return fmt.Errorf("invalid JSON: %w", err)
@@ -366,13 +366,13 @@ func stExpectDelim(dec *json.Decoder, d json.Delim, what string) error {
 		if d == '[' {
 			kind = "an array"
 		}
-		return fmt.Errorf("%s must be %s, got %s", what, kind, stDescribeToken(tok))
+		return fmt.Errorf("%s must be %s, got %s", what, kind, describeToken(tok))
 	}
 	return nil
 }
 
-// stDescribeToken renders a JSON token for error messages.
-func stDescribeToken(tok json.Token) string {
+// describeToken renders a JSON token for error messages.
+func describeToken(tok json.Token) string {
 	switch v := tok.(type) {
 	case json.Delim:
 		switch v {
@@ -390,14 +390,14 @@ func stDescribeToken(tok json.Token) string {
 	return fmt.Sprint(tok)
 }
 
-// stReadMetadata reads a JSON object of string values, rejecting duplicate keys.
-func stReadMetadata(dec *json.Decoder) (map[string]string, error) {
-	if err := stExpectDelim(dec, '{', "value"); err != nil {
+// readMetadata reads a JSON object of string values, rejecting duplicate keys.
+func readMetadata(dec *json.Decoder) (map[string]string, error) {
+	if err := expectDelim(dec, '{', "value"); err != nil {
 		return nil, err
 	}
 	m := make(map[string]string)
 	for dec.More() {
-		k, err := stKey(dec)
+		k, err := readKey(dec)
 		if err != nil {
 			return nil, fmt.Errorf("invalid JSON: %w", err)
 		}
@@ -410,7 +410,7 @@ func stReadMetadata(dec *json.Decoder) (map[string]string, error) {
 		}
 		v, ok := tok.(string)
 		if !ok {
-			return nil, fmt.Errorf("value of key %q must be a string, got %s", k, stDescribeToken(tok))
+			return nil, fmt.Errorf("value of key %q must be a string, got %s", k, describeToken(tok))
 		}
 		m[k] = v
 	}
@@ -420,17 +420,17 @@ func stReadMetadata(dec *json.Decoder) (map[string]string, error) {
 	return m, nil
 }
 
-// stReadTensorInfo reads one tensor entry {"dtype", "shape", "data_offsets"}.
+// readTensorInfo reads one tensor entry {"dtype", "shape", "data_offsets"}.
 // It checks the fields' presence and types, the dtype name, the dimensions'
 // signs and begin <= end; sizes are checked by the caller.
-func stReadTensorInfo(dec *json.Decoder) (t RawTensor, begin, end uint64, err error) {
-	if err := stExpectDelim(dec, '{', "entry"); err != nil {
+func readTensorInfo(dec *json.Decoder) (t Tensor, begin, end uint64, err error) {
+	if err := expectDelim(dec, '{', "entry"); err != nil {
 		return t, 0, 0, err
 	}
 	var haveDType, haveShape, haveOffsets bool
 	var offsets []uint64
 	for dec.More() {
-		k, err := stKey(dec)
+		k, err := readKey(dec)
 		if err != nil {
 			return t, 0, 0, fmt.Errorf("invalid JSON: %w", err)
 		}
@@ -446,9 +446,9 @@ func stReadTensorInfo(dec *json.Decoder) (t RawTensor, begin, end uint64, err er
 			}
 			s, ok := tok.(string)
 			if !ok {
-				return t, 0, 0, fmt.Errorf("dtype must be a string, got %s", stDescribeToken(tok))
+				return t, 0, 0, fmt.Errorf("dtype must be a string, got %s", describeToken(tok))
 			}
-			if _, known := stDTypeSizes[s]; !known {
+			if _, known := dtypeSizes[s]; !known {
 				return t, 0, 0, fmt.Errorf("unknown dtype %q", s)
 			}
 			t.DType = s
@@ -458,7 +458,7 @@ func stReadTensorInfo(dec *json.Decoder) (t RawTensor, begin, end uint64, err er
 			}
 			haveShape = true
 			t.Shape = []int{}
-			err := stReadNumbers(dec, "shape", func(num json.Number) error {
+			err := readNumbers(dec, "shape", func(num json.Number) error {
 				d, err := strconv.ParseInt(num.String(), 10, 0)
 				if err != nil {
 					return fmt.Errorf("shape dimension %s is not an integer that fits in int", num)
@@ -477,7 +477,7 @@ func stReadTensorInfo(dec *json.Decoder) (t RawTensor, begin, end uint64, err er
 				return t, 0, 0, errors.New(`duplicate key "data_offsets"`)
 			}
 			haveOffsets = true
-			err := stReadNumbers(dec, "data_offsets", func(num json.Number) error {
+			err := readNumbers(dec, "data_offsets", func(num json.Number) error {
 				if len(offsets) == 2 {
 					return errors.New("data_offsets must be [begin, end], got more than 2 numbers")
 				}
@@ -516,9 +516,9 @@ func stReadTensorInfo(dec *json.Decoder) (t RawTensor, begin, end uint64, err er
 	return t, begin, end, nil
 }
 
-// stReadNumbers reads a JSON array of numbers named what, calling f on each.
-func stReadNumbers(dec *json.Decoder, what string, f func(json.Number) error) error {
-	if err := stExpectDelim(dec, '[', what); err != nil {
+// readNumbers reads a JSON array of numbers named what, calling f on each.
+func readNumbers(dec *json.Decoder, what string, f func(json.Number) error) error {
+	if err := expectDelim(dec, '[', what); err != nil {
 		return err
 	}
 	for dec.More() {
@@ -528,7 +528,7 @@ func stReadNumbers(dec *json.Decoder, what string, f func(json.Number) error) er
 		}
 		num, ok := tok.(json.Number)
 		if !ok {
-			return fmt.Errorf("%s must contain only numbers, got %s", what, stDescribeToken(tok))
+			return fmt.Errorf("%s must contain only numbers, got %s", what, describeToken(tok))
 		}
 		if err := f(num); err != nil {
 			return err
@@ -540,20 +540,20 @@ func stReadNumbers(dec *json.Decoder, what string, f func(json.Number) error) er
 	return nil
 }
 
-// F32Tensor returns a tensor of dtype F32 holding v little-endian encoded.
-// len(v) should equal the product of shape; WriteSafetensors checks it.
-func F32Tensor(name string, shape []int, v []float32) RawTensor {
+// F32 returns a tensor of dtype F32 holding v little-endian encoded.
+// len(v) should equal the product of shape; Write checks it.
+func F32(name string, shape []int, v []float32) Tensor {
 	data := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
 	}
-	return RawTensor{Name: name, DType: "F32", Shape: slices.Clone(shape), Data: data}
+	return Tensor{Name: name, DType: "F32", Shape: slices.Clone(shape), Data: data}
 }
 
 // Float32s decodes the data of an F32 tensor. It fails if the dtype is not
 // F32 or the data length does not match the shape.
-func (t RawTensor) Float32s() ([]float32, error) {
-	if err := t.stCheckDecode("F32"); err != nil {
+func (t Tensor) Float32s() ([]float32, error) {
+	if err := t.checkDecode("F32"); err != nil {
 		return nil, err
 	}
 	v := make([]float32, len(t.Data)/4)
@@ -563,20 +563,20 @@ func (t RawTensor) Float32s() ([]float32, error) {
 	return v, nil
 }
 
-// I64Tensor returns a tensor of dtype I64 holding v little-endian encoded.
-// len(v) should equal the product of shape; WriteSafetensors checks it.
-func I64Tensor(name string, shape []int, v []int64) RawTensor {
+// I64 returns a tensor of dtype I64 holding v little-endian encoded.
+// len(v) should equal the product of shape; Write checks it.
+func I64(name string, shape []int, v []int64) Tensor {
 	data := make([]byte, 8*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(data[8*i:], uint64(x))
 	}
-	return RawTensor{Name: name, DType: "I64", Shape: slices.Clone(shape), Data: data}
+	return Tensor{Name: name, DType: "I64", Shape: slices.Clone(shape), Data: data}
 }
 
 // Int64s decodes the data of an I64 tensor. It fails if the dtype is not
 // I64 or the data length does not match the shape.
-func (t RawTensor) Int64s() ([]int64, error) {
-	if err := t.stCheckDecode("I64"); err != nil {
+func (t Tensor) Int64s() ([]int64, error) {
+	if err := t.checkDecode("I64"); err != nil {
 		return nil, err
 	}
 	v := make([]int64, len(t.Data)/8)
@@ -586,18 +586,18 @@ func (t RawTensor) Int64s() ([]int64, error) {
 	return v, nil
 }
 
-// U8Tensor returns a tensor of dtype U8 holding a copy of v.
-// len(v) should equal the product of shape; WriteSafetensors checks it.
-func U8Tensor(name string, shape []int, v []byte) RawTensor {
-	return RawTensor{Name: name, DType: "U8", Shape: slices.Clone(shape), Data: append([]byte{}, v...)}
+// U8 returns a tensor of dtype U8 holding a copy of v.
+// len(v) should equal the product of shape; Write checks it.
+func U8(name string, shape []int, v []byte) Tensor {
+	return Tensor{Name: name, DType: "U8", Shape: slices.Clone(shape), Data: append([]byte{}, v...)}
 }
 
-// stCheckDecode verifies that t has dtype want and data matching its shape.
-func (t RawTensor) stCheckDecode(want string) error {
+// checkDecode verifies that t has dtype want and data matching its shape.
+func (t Tensor) checkDecode(want string) error {
 	if t.DType != want {
 		return fmt.Errorf("safetensors: tensor %q has dtype %q, not %s", t.Name, t.DType, want)
 	}
-	size, err := stByteSize(t.DType, t.Shape)
+	size, err := byteSize(t.DType, t.Shape)
 	if err != nil {
 		return fmt.Errorf("safetensors: tensor %q: %w", t.Name, err)
 	}
