@@ -2,10 +2,9 @@ package layers
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	fastgemm "github.com/alibi-go/alibi/layers/internal/gemm"
+	"github.com/alibi-go/alibi/layers/parallel"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
@@ -16,47 +15,19 @@ import (
 // gradient checks.
 type float interface{ ~float32 | ~float64 }
 
-// parallelChunks splits [0, n) into fixed chunks (their number depends only on
-// n and minChunk, never on the machine) and runs fn on them concurrently. A
-// fixed split keeps every reduction's summation order, and so every result,
-// bit-identical from run to run.
-func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) {
-	parallelWorkers(n, minChunk, func(_, chunk, lo, hi int) { fn(chunk, lo, hi) })
-}
+// parallelChunks runs fn on the fixed chunks of [0, n) on every core (see
+// package parallel: the split never depends on the machine, so reductions
+// stay bit-identical from run to run).
+func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) { parallel.Chunks(n, minChunk, fn) }
 
-// parallelWorkers is parallelChunks that also tells fn which of at most
-// workers() goroutines runs the chunk, so that each can use its own scratch
-// buffer.
+// parallelWorkers is parallelChunks that also tells fn which worker runs the
+// chunk, so that each can use its own scratch buffer.
 func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
-	chunks := numChunks(n, minChunk)
-	if chunks <= 1 {
-		if n > 0 {
-			fn(0, 0, 0, n)
-		}
-		return
-	}
-	workers := min(workers(), chunks)
-	var wg sync.WaitGroup
-	next := make(chan int, chunks)
-	for c := 0; c < chunks; c++ {
-		next <- c
-	}
-	close(next)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				lo, hi := chunkBounds(n, chunks, c)
-				fn(w, c, lo, hi)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.ChunksOnWorkers(n, minChunk, fn)
 }
 
-// workers is the number of goroutines the kernels run on: GOMAXPROCS.
-func workers() int { return runtime.GOMAXPROCS(0) }
+// workers is the number of goroutines the kernels run on.
+func workers() int { return parallel.Workers() }
 
 // workerScratch returns one buffer of n elements per worker, kept in *cache
 // and reused while the sizes stay the same.
@@ -71,27 +42,6 @@ func workerScratch[T float](cache *any, n int) [][]T {
 	}
 	*cache = b
 	return b
-}
-
-// maxChunks bounds the number of chunks a loop is split into.
-const maxChunks = 16
-
-func numChunks(n, minChunk int) int {
-	if minChunk < 1 {
-		minChunk = 1
-	}
-	c := n / minChunk
-	if c > maxChunks {
-		c = maxChunks
-	}
-	if c < 1 {
-		c = 1
-	}
-	return c
-}
-
-func chunkBounds(n, chunks, c int) (lo, hi int) {
-	return n * c / chunks, n * (c + 1) / chunks
 }
 
 // gemm computes C = alpha*op(A)*op(B) + beta*C (row-major) for the custom

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/alibi-go/alibi/layers/internal/vmath"
+	"github.com/alibi-go/alibi/layers/parallel"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -247,7 +248,7 @@ func sumRows[T float](dy, out []T, d int) {
 		}
 		return
 	}
-	chunks := numChunks(rows, 64)
+	chunks := parallel.NumChunks(rows, 64)
 	partial := make([]float64, chunks*period)
 	parallelChunks(rows, 64, func(c, lo, hi int) {
 		acc := partial[c*period : (c+1)*period]

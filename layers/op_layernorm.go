@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/parallel"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -213,7 +214,7 @@ func convert(src []float64, dst []float32) {
 // result is reproducible.
 func lnBackward[T float](x, gamma, dy, dx []T, d int, stats, dGamma, dBeta []float64) {
 	rows := len(x) / d
-	chunks := numChunks(rows, 64)
+	chunks := parallel.NumChunks(rows, 64)
 	partial := make([]float64, 2*chunks*d)
 	parallelChunks(rows, 64, func(c, lo, hi int) {
 		pg, pb := partial[2*c*d:(2*c+1)*d], partial[(2*c+1)*d:(2*c+2)*d]

@@ -2,8 +2,8 @@ package train
 
 import (
 	"math"
-	"runtime"
-	"sync"
+
+	"github.com/alibi-go/alibi/layers/parallel"
 )
 
 // LR returns the learning rate of step (0-based): linear warm-up from
@@ -80,22 +80,11 @@ func forPieces(xs [][]float32, fn func(k, i, lo, hi int)) {
 			ps = append(ps, piece{i, lo, min(lo+pieceLen, len(x))})
 		}
 	}
-	next := make(chan int, len(ps))
-	for k := range ps {
-		next <- k
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(ps)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				fn(k, ps[k].i, ps[k].lo, ps[k].hi)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Chunks(len(ps), 1, func(_, first, end int) {
+		for k := first; k < end; k++ {
+			fn(k, ps[k].i, ps[k].lo, ps[k].hi)
+		}
+	})
 }
 
 // GlobalNorm is the L2 norm of all gradients together.
