@@ -24,7 +24,7 @@ const samplerHeaderLen = len(samplerMagic) + 4*8
 // A Sampler must be created with [NewSampler] and is not safe for concurrent
 // use.
 type Sampler struct {
-	tokens  []int
+	tokens  []byte
 	length  int
 	batch   int
 	src     *rand.PCG
@@ -33,12 +33,13 @@ type Sampler struct {
 }
 
 // NewSampler returns a sampler of batch windows of length tokens each, drawn
-// from tokens with a PCG generator seeded from seed. The sampler keeps a
+// from tokens (one byte per token, as a [Corpus] holds them) with a PCG
+// generator seeded from seed. The sampler keeps a
 // reference to tokens, which must not be modified while it is in use.
 //
 // It returns an error if length or batch is less than 1 or if tokens is
 // shorter than length+1 (one window plus its shifted target).
-func NewSampler(tokens []int, length, batch int, seed uint64) (*Sampler, error) {
+func NewSampler(tokens []byte, length, batch int, seed uint64) (*Sampler, error) {
 	if length < 1 {
 		return nil, fmt.Errorf("sampler: window length %d must be at least 1", length)
 	}
@@ -75,8 +76,14 @@ func (s *Sampler) Next(x, y []int) {
 	for r := range s.batch {
 		start := s.rng.IntN(starts)
 		row := r * s.length
-		copy(x[row:row+s.length], s.tokens[start:start+s.length])
-		copy(y[row:row+s.length], s.tokens[start+1:start+s.length+1])
+		for i, tok := range s.tokens[start : start+s.length+1] {
+			if i < s.length {
+				x[row+i] = int(tok)
+			}
+			if i > 0 {
+				y[row+i-1] = int(tok)
+			}
+		}
 	}
 	s.batches++
 }

@@ -6,6 +6,15 @@ import (
 	"testing"
 )
 
+// byteSeq returns the token stream 0, 1, ..., 255, 0, 1, ... of n tokens.
+func byteSeq(n int) []byte {
+	s := make([]byte, n)
+	for i := range s {
+		s[i] = byte(i)
+	}
+	return s
+}
+
 func TestNewSamplerErrors(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -19,7 +28,7 @@ func TestNewSamplerErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSampler(seq(tt.n), tt.len, tt.batch, 1)
+			s, err := NewSampler(byteSeq(tt.n), tt.len, tt.batch, 1)
 			if err == nil {
 				t.Fatalf("NewSampler = %v, want error", s)
 			}
@@ -30,7 +39,7 @@ func TestNewSamplerErrors(t *testing.T) {
 	}
 }
 
-func mustSampler(t *testing.T, tokens []int, length, batch int, seed uint64) *Sampler {
+func mustSampler(t *testing.T, tokens []byte, length, batch int, seed uint64) *Sampler {
 	t.Helper()
 	s, err := NewSampler(tokens, length, batch, seed)
 	if err != nil {
@@ -49,7 +58,7 @@ func draw(s *Sampler, k int) [][]int {
 }
 
 func TestSamplerDeterminism(t *testing.T) {
-	tokens := seq(1000)
+	tokens := byteSeq(1000)
 	a := draw(mustSampler(t, tokens, 16, 4, 42), 20)
 	b := draw(mustSampler(t, tokens, 16, 4, 42), 20)
 	c := draw(mustSampler(t, tokens, 16, 4, 43), 20)
@@ -72,7 +81,7 @@ func TestSamplerWindows(t *testing.T) {
 		{500, 32, 8, false},
 	}
 	for _, tt := range tests {
-		tokens := seq(tt.n)
+		tokens := byteSeq(tt.n)
 		s := mustSampler(t, tokens, tt.length, tt.batch, 7)
 		starts := tt.n - tt.length
 		seen := make([]bool, starts)
@@ -85,16 +94,20 @@ func TestSamplerWindows(t *testing.T) {
 			for r := range tt.batch {
 				xr := x[r*tt.length : (r+1)*tt.length]
 				yr := y[r*tt.length : (r+1)*tt.length]
+				// Token i is byte i%256: a window is a run of consecutive
+				// values mod 256, and y is x shifted by one.
 				start := xr[0]
-				if start < 0 || start > tt.n-tt.length-1 {
-					t.Fatalf("n=%d length=%d: start %d out of [0, %d]", tt.n, tt.length, start, tt.n-tt.length-1)
+				if tt.n <= 256 {
+					if start > tt.n-tt.length-1 {
+						t.Fatalf("n=%d length=%d: start %d out of [0, %d]", tt.n, tt.length, start, tt.n-tt.length-1)
+					}
+					seen[start] = true
 				}
-				seen[start] = true
 				for i := range xr {
-					if xr[i] != start+i {
+					if xr[i] != (start+i)%256 {
 						t.Fatalf("x row %v is not a contiguous window", xr)
 					}
-					if yr[i] != xr[i]+1 {
+					if yr[i] != (xr[i]+1)%256 {
 						t.Fatalf("y row %v is not x row %v shifted by one", yr, xr)
 					}
 				}
@@ -112,7 +125,7 @@ func TestSamplerWindows(t *testing.T) {
 }
 
 func TestSamplerNextPanicsOnBadLength(t *testing.T) {
-	s := mustSampler(t, seq(20), 4, 2, 1)
+	s := mustSampler(t, byteSeq(20), 4, 2, 1)
 	defer func() {
 		if recover() == nil {
 			t.Error("Next with wrong slice lengths did not panic")
@@ -122,7 +135,7 @@ func TestSamplerNextPanicsOnBadLength(t *testing.T) {
 }
 
 func TestSamplerResume(t *testing.T) {
-	tokens := seq(300)
+	tokens := byteSeq(300)
 	const before, after = 7, 25
 	ref := mustSampler(t, tokens, 8, 3, 99)
 	want := draw(ref, before+after)[2*before:]
@@ -155,7 +168,7 @@ func TestSamplerResume(t *testing.T) {
 }
 
 func TestSamplerUnmarshalGarbage(t *testing.T) {
-	tokens := seq(100)
+	tokens := byteSeq(100)
 	good, err := mustSampler(t, tokens, 8, 2, 5).MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

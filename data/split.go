@@ -11,7 +11,7 @@ import "fmt"
 // otherwise it is an error for either part to be empty. The returned slices
 // share memory with tokens; train has its capacity limited so that appending
 // to it does not overwrite val.
-func Split(tokens []int, valFrac float64) (train, val []int, err error) {
+func Split[T any](tokens []T, valFrac float64) (train, val []T, err error) {
 	if !(valFrac >= 0 && valFrac < 1) {
 		return nil, nil, fmt.Errorf("split: validation fraction %v is outside [0, 1)", valFrac)
 	}

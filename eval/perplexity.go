@@ -49,11 +49,11 @@ type Result struct {
 	PositionLoss    []float64 `json:"position_loss"` // mean nats at each position inside the window
 }
 
-// Perplexity scores tokens (a stream; token t+1 is predicted from the
+// Perplexity scores tokens (a stream, one byte per token; token t+1 is predicted from the
 // tokens before it inside its window) with m. Every predictable token is
 // scored exactly once. With the non-overlapping protocol, a tail shorter than
 // one window is scored as one shorter window at its own length, and counted.
-func Perplexity(m *model.Model, tokens []int, o Options) (Result, error) {
+func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	if o.Len < 1 {
 		return Result{}, fmt.Errorf("eval: length must be positive, got %d", o.Len)
 	}
@@ -118,7 +118,7 @@ func Perplexity(m *model.Model, tokens []int, o Options) (Result, error) {
 
 // scoreWindows runs windows of one length in batches and accumulates the
 // scored tokens' losses by position.
-func scoreWindows(m *model.Model, tokens []int, ws []data.Window, batch int, posSum []float64, posCount []int, total *float64) error {
+func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, posSum []float64, posCount []int, total *float64) error {
 	l := ws[0].Len
 	if batch > len(ws) {
 		batch = len(ws)
@@ -136,10 +136,12 @@ func scoreWindows(m *model.Model, tokens []int, ws []data.Window, batch int, pos
 		chunk := ws[i:min(i+batch, len(ws))]
 		for r := 0; r < batch; r++ {
 			w := chunk[min(r, len(chunk)-1)] // pad a short last batch by repeating a window
-			copy(ids[r*l:(r+1)*l], tokens[w.Start:w.Start+l])
-			copy(tg[r*l:(r+1)*l], tokens[w.Start+1:w.Start+l+1])
+			for p := 0; p < l; p++ {
+				ids[r*l+p] = int(tokens[w.Start+p])
+				tg[r*l+p] = int(tokens[w.Start+p+1])
+			}
 		}
-		if err := g.Run(ids, nil); err != nil {
+		if err := g.Execute(ids, nil); err != nil {
 			return err
 		}
 		layers.TokenNLL(g.LogitsData(), v, tg, nll)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/model"
 )
 
@@ -25,11 +26,11 @@ func testModel(t *testing.T, pos string) *model.Model {
 	return m
 }
 
-func stream(n int) []int {
+func stream(n int) []byte {
 	rng := rand.New(rand.NewPCG(2, 3))
-	s := make([]int, n)
+	s := make([]byte, n)
 	for i := range s {
-		s[i] = rng.IntN(256)
+		s[i] = byte(rng.IntN(256))
 	}
 	return s
 }
@@ -106,7 +107,7 @@ func logitsOf(t *testing.T, m *model.Model, ids []int) []float32 {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	if err := g.Run(ids, nil); err != nil {
+	if err := g.Execute(ids, nil); err != nil {
 		t.Fatal(err)
 	}
 	return append([]float32(nil), g.LogitsData()...)
@@ -127,9 +128,9 @@ func TestPerplexityMatchesDirectComputation(t *testing.T) {
 		posN := make([]int, 8)
 		for s := 0; s < 44; s += 8 {
 			e := min(s+8, 44)
-			lg := logitsOf(t, m, toks[s:e])
+			lg := logitsOf(t, m, data.Encode(toks[s:e]))
 			for p := 0; p < e-s; p++ {
-				x := nll(lg[p*256:(p+1)*256], toks[s+p+1])
+				x := nll(lg[p*256:(p+1)*256], int(toks[s+p+1]))
 				total += x
 				posSum[p] += x
 				posN[p]++
@@ -159,8 +160,8 @@ func TestSlidingStride1IsFullContext(t *testing.T) {
 	var total float64
 	for target := 1; target < len(toks); target++ {
 		ctx := toks[max(0, target-L):target]
-		lg := logitsOf(t, m, ctx)
-		total += nll(lg[(len(ctx)-1)*256:], toks[target])
+		lg := logitsOf(t, m, data.Encode(ctx))
+		total += nll(lg[(len(ctx)-1)*256:], int(toks[target]))
 	}
 	if want := math.Exp(total / float64(len(toks)-1)); math.Abs(r.PPL-want) > 1e-6*want {
 		t.Fatalf("sliding stride 1: ppl %.9g, full-context %.9g", r.PPL, want)

@@ -8,41 +8,41 @@ import (
 	"github.com/alibi-go/alibi/model"
 )
 
-// Run is a trained model ready to evaluate: a checkpoint and the validation
-// split of the corpus it was trained on.
-type Run struct {
+// Trained is a trained model ready to evaluate: a checkpoint and what is
+// needed to rebuild the validation split of the corpus it was trained on.
+type Trained struct {
 	Name       string // the run directory or checkpoint path, as given
 	Checkpoint string // the file loaded
 	Model      *model.Model
-	Corpus     string  // training corpus, from the checkpoint
+	Corpus     string  // training corpus spec, from the checkpoint
 	ValFrac    float64 // validation fraction, from the checkpoint
 }
 
 // OpenRun loads the newest good checkpoint of a run directory; skipped
 // receives a message for each newer checkpoint that could not be loaded.
-func OpenRun(dir string, skipped func(error)) (*Run, error) {
+func OpenRun(dir string, skipped func(error)) (*Trained, error) {
 	c, path, err := model.LatestCheckpoint(dir, skipped)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}
-	return newRun(dir, path, c)
+	return newTrained(dir, path, c)
 }
 
 // OpenCheckpoint loads one checkpoint file.
-func OpenCheckpoint(path string) (*Run, error) {
+func OpenCheckpoint(path string) (*Trained, error) {
 	c, err := model.LoadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
-	return newRun(path, path, c)
+	return newTrained(path, path, c)
 }
 
-func newRun(name, path string, c *model.Checkpoint) (*Run, error) {
+func newTrained(name, path string, c *model.Checkpoint) (*Trained, error) {
 	m, err := c.Model()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &Run{Name: name, Checkpoint: path, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
+	r := &Trained{Name: name, Checkpoint: path, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
 	if v, ok := c.Meta[model.MetaValFrac]; ok {
 		if r.ValFrac, err = strconv.ParseFloat(v, 64); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, model.MetaValFrac, err)
@@ -51,30 +51,31 @@ func newRun(name, path string, c *model.Checkpoint) (*Run, error) {
 	return r, nil
 }
 
-// ValidationTokens returns the validation split of the run's own corpus.
-func (r *Run) ValidationTokens() ([]int, error) {
+// ValidationTokens returns the validation split of the run's own corpus, one
+// byte per token. progress (which may be nil) sees the corpus being read.
+func (r *Trained) ValidationTokens(progress data.Progress) ([]byte, error) {
 	if r.Corpus == "" {
 		return nil, fmt.Errorf("%s records no training corpus; pass a data file", r.Checkpoint)
 	}
-	text, err := data.LoadCorpus(r.Corpus)
+	c, err := data.LoadCorpusProgress(r.Corpus, progress)
 	if err != nil {
 		return nil, err
 	}
-	_, val, err := data.Split(data.Encode(text), r.ValFrac)
+	_, val, err := data.Split(c.Bytes, r.ValFrac)
 	if err != nil {
 		return nil, fmt.Errorf("corpus %s: %w", r.Corpus, err)
 	}
 	return val, nil
 }
 
-// FileTokens reads a text file (or directory) as one token stream.
-func FileTokens(path string) ([]int, error) {
-	text, err := data.LoadCorpus(path)
+// FileTokens reads a text file, directory or corpus spec as one token stream.
+func FileTokens(path string) ([]byte, error) {
+	c, err := data.LoadCorpus(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(text) < 2 {
-		return nil, fmt.Errorf("data %s: %d bytes are too few to score", path, len(text))
+	if len(c.Bytes) < 2 {
+		return nil, fmt.Errorf("data %s: %d bytes are too few to score", path, len(c.Bytes))
 	}
-	return data.Encode(text), nil
+	return c.Bytes, nil
 }

@@ -44,7 +44,7 @@ func TestModelMatchesComposed(t *testing.T) {
 			var loss float64
 			var grads [][]float32
 			for run := 0; run < 2; run++ {
-				if err := gr.Run(ids, targets); err != nil {
+				if err := gr.Execute(ids, targets); err != nil {
 					t.Fatal(err)
 				}
 				l := append([]float32(nil), gr.LogitsData()...)

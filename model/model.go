@@ -74,13 +74,13 @@ func (m *Model) sinusoidal(length int) *tensor.Dense {
 // batch of sequences of a fixed length.
 type Graph struct {
 	Batch, Len int
-	G          *G.ExprGraph
-	Logits     *G.Node   // (Batch*Len, Vocab)
-	Loss       *G.Node   // mean cross-entropy in nats; nil without targets
-	Params     []*G.Node // in Weights.Names order
-	Grads      []*G.Node // d Loss / d Params, for training graphs
+	Expr       *G.ExprGraph // the Gorgonia graph
+	Logits     *G.Node      // (Batch*Len, Vocab)
+	Loss       *G.Node      // mean cross-entropy in nats; nil without targets
+	Params     []*G.Node    // in Weights.Names order
+	Grads      []*G.Node    // d Loss / d Params, for training graphs
 
-	ids, targets []int // backing of the input nodes, rewritten by Run
+	ids, targets []int // backing of the input nodes, rewritten by Execute
 	vm           G.VM
 }
 
@@ -93,8 +93,8 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 	}
 	cfg := m.Config
 	n := batch * length
-	gr := &Graph{Batch: batch, Len: length, G: G.NewGraph(), ids: make([]int, n), targets: make([]int, n)}
-	g := gr.G
+	gr := &Graph{Batch: batch, Len: length, Expr: G.NewGraph(), ids: make([]int, n), targets: make([]int, n)}
+	g := gr.Expr
 	param := make(map[string]*G.Node, len(m.Weights.Names))
 	for _, name := range m.Weights.Names {
 		t := m.Weights.Tensors[name]
@@ -164,9 +164,9 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 	return gr, nil
 }
 
-// Run executes the graph on ids (and, for training graphs, targets), each
+// Execute runs the graph on ids (and, for training graphs, targets), each
 // Batch*Len tokens, row-major by sequence.
-func (gr *Graph) Run(ids, targets []int) error {
+func (gr *Graph) Execute(ids, targets []int) error {
 	if len(ids) != len(gr.ids) {
 		return fmt.Errorf("graph run: %d ids, want %d", len(ids), len(gr.ids))
 	}
@@ -184,7 +184,7 @@ func (gr *Graph) Run(ids, targets []int) error {
 	return nil
 }
 
-// LossValue is the loss of the last Run.
+// LossValue is the loss of the last Execute.
 func (gr *Graph) LossValue() float64 {
 	switch v := gr.Loss.Value().Data().(type) {
 	case float32:
@@ -195,10 +195,10 @@ func (gr *Graph) LossValue() float64 {
 	return math.NaN()
 }
 
-// LogitsData are the logits of the last Run, (Batch*Len) x Vocab.
+// LogitsData are the logits of the last Execute, (Batch*Len) x Vocab.
 func (gr *Graph) LogitsData() []float32 { return gr.Logits.Value().Data().([]float32) }
 
-// GradData returns the gradient of parameter i from the last Run.
+// GradData returns the gradient of parameter i from the last Execute.
 func (gr *Graph) GradData(i int) []float32 { return gr.Grads[i].Value().Data().([]float32) }
 
 // Close releases the graph's machine and its buffers.

@@ -63,7 +63,7 @@ func TestInitialLoss(t *testing.T) {
 	}
 	defer g.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
-	if err := g.Run(randomTokens(rng, 64, 256), randomTokens(rng, 64, 256)); err != nil {
+	if err := g.Execute(randomTokens(rng, 64, 256), randomTokens(rng, 64, 256)); err != nil {
 		t.Fatal(err)
 	}
 	if l := g.LossValue(); math.Abs(l-math.Log(256)) > 0.05 {
@@ -94,7 +94,7 @@ func TestPrefixLogitsMatchAcrossLengths(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer g.Close()
-				if err := g.Run(ids, nil); err != nil {
+				if err := g.Execute(ids, nil); err != nil {
 					t.Fatal(err)
 				}
 				return append([]float32(nil), g.LogitsData()...)
@@ -125,7 +125,7 @@ func BenchmarkTrainStepTiny(b *testing.B) {
 	ids, tg := randomTokens(rng, batch*cfg.TrainLen, 256), randomTokens(rng, batch*cfg.TrainLen, 256)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := g.Run(ids, tg); err != nil {
+		if err := g.Execute(ids, tg); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,7 +17,7 @@ func BenchmarkTrainTiny(b *testing.B) {
 	cfg.Train.EvalEvery = cfg.Train.Steps + 1
 	cfg.Train.CheckpointEvery = cfg.Train.Steps
 	cfg.Out = b.TempDir()
-	sum, err := Run(context.Background(), cfg, Options{})
+	sum, err := Train(context.Background(), cfg, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

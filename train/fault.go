@@ -9,10 +9,11 @@ import (
 	"syscall"
 )
 
-// FaultEnv names an environment variable for crash tests: with
+// FaultEnv names an environment variable for fault tests: with
 // "kill-in-checkpoint:N", the process writes half of step N's checkpoint to
 // its temporary file and then kills itself with SIGKILL, as a power cut or
-// the OOM killer would in the middle of a write.
+// the OOM killer would in the middle of a write; with "nan-loss:N", the loss
+// of step N is NaN.
 const FaultEnv = "ALIBI_FAULT"
 
 // crashInCheckpoint simulates that crash if FaultEnv asks for it at step.
@@ -32,4 +33,16 @@ func crashInCheckpoint(step int, final string, data []byte) {
 	fmt.Fprintf(os.Stderr, "%s: killing the process in the middle of writing %s\n", FaultEnv, final)
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // SIGKILL cannot be caught; never return
+}
+
+// faultNaNLoss reports whether FaultEnv asks for the loss of step to be
+// replaced by NaN ("nan-loss:N"), as a diverging run would produce, so that
+// tests can check what happens after a bad step.
+func faultNaNLoss(step int) bool {
+	v, ok := strings.CutPrefix(os.Getenv(FaultEnv), "nan-loss:")
+	if !ok {
+		return false
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n == step
 }

@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/model"
@@ -19,26 +19,45 @@ import (
 
 const (
 	// metadata keys of the training state inside a checkpoint
-	metaStep     = "train.step"
-	metaTokens   = "train.tokens"
-	metaElapsed  = "train.elapsed_seconds"
-	metaSampler  = "train.sampler"
-	metaOptStep  = "train.optimizer_step"
-	metaRunCfg   = "train.config"
-	momentPrefix = "optim."
+	metaStep        = "train.step"
+	metaTokens      = "train.tokens"
+	metaElapsed     = "train.elapsed_seconds"
+	metaLoss        = "train.loss"
+	metaStepSeconds = "train.step_seconds"
+	metaTimedTokens = "train.timed_tokens"
+	metaSampler     = "train.sampler"
+	metaOptStep     = "train.optimizer_step"
+	metaRunCfg      = "train.config"
+	momentPrefix    = "optim."
 )
 
-// state is everything that decides the future of a run.
+// state is everything that decides the future of a run, and the running
+// totals its summary reports.
 type state struct {
 	model   *model.Model
 	opt     *AdamW
 	sampler *data.Sampler
+	corpus  *data.Corpus
 	step    int
 	tokens  int64
-	elapsed float64 // wall seconds of earlier segments of a resumed run
+	loss    float64 // training loss of the last step
+	// earlier is the wall time of the run's earlier segments, up to the
+	// checkpoint this segment resumed from, and segStart the start of this
+	// segment; stepSeconds and timedTokens are the time and tokens of the
+	// steps that count towards the throughput (all but each segment's
+	// first warmSteps).
+	earlier     float64
+	segStart    time.Time
+	stepSeconds float64
+	timedTokens int64
+	// saved is the newest checkpoint written or resumed from ("" if none).
+	saved string
 }
 
-func newState(cfg Config, trainTok []int) (*state, error) {
+// wall is the run's wall time so far: the earlier segments' and this one's.
+func (s *state) wall() float64 { return s.earlier + time.Since(s.segStart).Seconds() }
+
+func newState(cfg Config, corpus *data.Corpus, trainTok []byte) (*state, error) {
 	m, err := model.New(cfg.Model)
 	if err != nil {
 		return nil, err
@@ -52,7 +71,7 @@ func newState(cfg Config, trainTok []int) (*state, error) {
 	for i, name := range m.Weights.Names {
 		sizes[i] = len(m.Weights.Data(name))
 	}
-	return &state{model: m, opt: NewAdamW(cfg.Train, sizes), sampler: s}, nil
+	return &state{model: m, opt: NewAdamW(cfg.Train, sizes), sampler: s, corpus: corpus, segStart: time.Now()}, nil
 }
 
 // save writes a checkpoint of the current step and keeps the newest
@@ -72,14 +91,23 @@ func (s *state) save(dir string, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	float := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	c.Meta[metaStep] = strconv.Itoa(s.step)
 	c.Meta[metaTokens] = strconv.FormatInt(s.tokens, 10)
-	c.Meta[metaElapsed] = strconv.FormatFloat(s.elapsed, 'g', -1, 64)
+	c.Meta[metaElapsed] = float(s.wall())
+	c.Meta[metaLoss] = float(s.loss)
+	c.Meta[metaStepSeconds] = float(s.stepSeconds)
+	c.Meta[metaTimedTokens] = strconv.FormatInt(s.timedTokens, 10)
 	c.Meta[metaSampler] = base64.StdEncoding.EncodeToString(smp)
 	c.Meta[metaOptStep] = strconv.Itoa(s.opt.Step)
 	c.Meta[metaRunCfg] = string(runCfg)
 	c.Meta[model.MetaCorpus] = cfg.Data.Corpus
-	c.Meta[model.MetaValFrac] = strconv.FormatFloat(cfg.Data.ValFrac, 'g', -1, 64)
+	c.Meta[model.MetaValFrac] = float(cfg.Data.ValFrac)
+	c.Meta[metaCorpusSHA256] = s.corpus.SHA256
+	c.Meta[metaCorpusBytes] = strconv.Itoa(len(s.corpus.Bytes))
+	if s.corpus.GoVersion != "" {
+		c.Meta[metaGoVersion] = s.corpus.GoVersion
+	}
 	path := model.CheckpointPath(dir, s.step)
 	if os.Getenv(FaultEnv) != "" {
 		var buf bytes.Buffer
@@ -91,6 +119,7 @@ func (s *state) save(dir string, cfg Config) error {
 	if err := model.SaveCheckpoint(path, c); err != nil {
 		return err
 	}
+	s.saved = path
 	cs, err := model.Checkpoints(dir)
 	if err != nil {
 		return err
@@ -105,8 +134,10 @@ func (s *state) save(dir string, cfg Config) error {
 }
 
 // resume restores the newest checkpoint that loads cleanly, saying which
-// ones it skipped and why. It reports false when the run has none.
-func (s *state) resume(dir string, log io.Writer) (bool, error) {
+// ones it skipped and why. It reports false when the run has none. A
+// checkpoint of another config or corpus is an error, not skipped: the
+// older checkpoints are of the same run.
+func (s *state) resume(dir string, cfg Config, corpus *data.Corpus, log io.Writer) (bool, error) {
 	cs, err := model.Checkpoints(dir)
 	if err != nil {
 		return false, err
@@ -114,11 +145,6 @@ func (s *state) resume(dir string, log io.Writer) (bool, error) {
 	var newest error
 	for i := len(cs) - 1; i >= 0; i-- {
 		c, err := model.LoadCheckpoint(cs[i])
-		if err == nil {
-			if err = s.restore(c); err != nil {
-				err = fmt.Errorf("%s: %w", cs[i], err)
-			}
-		}
 		if err != nil {
 			if newest == nil {
 				newest = err
@@ -126,6 +152,13 @@ func (s *state) resume(dir string, log io.Writer) (bool, error) {
 			fmt.Fprintf(log, "skipping checkpoint: %v\n", err)
 			continue
 		}
+		if err := s.checkSameRun(c, cfg, corpus, log); err != nil {
+			return false, fmt.Errorf("resume %s: %w; resume with the run's own settings (only train.steps and the logging and checkpoint intervals may change), or train into another directory", cs[i], err)
+		}
+		if err := s.restore(c); err != nil {
+			return false, fmt.Errorf("resume %s: %w", cs[i], err)
+		}
+		s.saved = cs[i]
 		fmt.Fprintf(log, "resuming from %s (step %d)\n", cs[i], s.step)
 		return true, nil
 	}
@@ -135,12 +168,24 @@ func (s *state) resume(dir string, log io.Writer) (bool, error) {
 	return false, nil
 }
 
+// checkSameRun compares the run config and corpus stored in c with the
+// current ones.
+func (s *state) checkSameRun(c *model.Checkpoint, cfg Config, corpus *data.Corpus, log io.Writer) error {
+	saved := Defaults()
+	dec := json.NewDecoder(strings.NewReader(c.Meta[metaRunCfg]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&saved); err != nil {
+		return fmt.Errorf("training state %s: %w", metaRunCfg, err)
+	}
+	if _, ok := c.Meta[metaCorpusSHA256]; !ok {
+		fmt.Fprintf(log, "warning: the checkpoint records no fingerprint of its corpus (an older format): the corpus cannot be checked\n")
+	}
+	return sameRun(saved, cfg, c, corpus)
+}
+
 // restore loads a checkpoint's weights and training state into s, which
 // must have been built from the same config.
 func (s *state) restore(c *model.Checkpoint) error {
-	if err := sameModel(s.model.Config, c.Config); err != nil {
-		return err
-	}
 	w := s.model.Weights
 	for _, name := range w.Names {
 		copy(w.Data(name), c.Weights.Data(name))
@@ -171,8 +216,19 @@ func (s *state) restore(c *model.Checkpoint) error {
 	if s.tokens, err = strconv.ParseInt(c.Meta[metaTokens], 10, 64); err != nil {
 		return fmt.Errorf("training state %s: %w", metaTokens, err)
 	}
-	if s.elapsed, err = strconv.ParseFloat(c.Meta[metaElapsed], 64); err != nil {
-		return fmt.Errorf("training state %s: %w", metaElapsed, err)
+	for k, p := range map[string]*float64{metaElapsed: &s.earlier, metaLoss: &s.loss, metaStepSeconds: &s.stepSeconds} {
+		v, ok := c.Meta[k]
+		if !ok && k != metaElapsed { // not in checkpoints of older versions
+			continue
+		}
+		if *p, err = strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("training state %s: %w", k, err)
+		}
+	}
+	if v, ok := c.Meta[metaTimedTokens]; ok {
+		if s.timedTokens, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("training state %s: %w", metaTimedTokens, err)
+		}
 	}
 	smp, err := base64.StdEncoding.DecodeString(c.Meta[metaSampler])
 	if err != nil {
@@ -180,31 +236,6 @@ func (s *state) restore(c *model.Checkpoint) error {
 	}
 	if err := s.sampler.UnmarshalBinary(smp); err != nil {
 		return fmt.Errorf("training state %s: %w", metaSampler, err)
-	}
-	return nil
-}
-
-// sameModel refuses a checkpoint of another model, naming the first
-// mismatching field.
-func sameModel(want, got model.Config) error {
-	a, _ := json.Marshal(want)
-	b, _ := json.Marshal(got)
-	var ma, mb map[string]any
-	json.Unmarshal(a, &ma)
-	json.Unmarshal(b, &mb)
-	keys := make([]string, 0, len(ma))
-	for k := range ma {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var diffs []string
-	for _, k := range keys {
-		if fmt.Sprint(ma[k]) != fmt.Sprint(mb[k]) {
-			diffs = append(diffs, fmt.Sprintf("%s is %v in the checkpoint but %v in the config", k, mb[k], ma[k]))
-		}
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("checkpoint is of another model: %s", strings.Join(diffs, "; "))
 	}
 	return nil
 }

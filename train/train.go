@@ -21,7 +21,15 @@ import (
 // step finished and a checkpoint was written, so the run can be resumed.
 var ErrInterrupted = errors.New("training interrupted")
 
-// Options control one call of Run.
+// ErrRunExists is returned by a fresh run whose directory already holds
+// another run's checkpoints or summary; nothing on disk was changed.
+var ErrRunExists = errors.New("already holds a run")
+
+// ErrFinished is returned when resuming a run that has already trained for
+// the steps asked and written its summary; nothing on disk was changed.
+var ErrFinished = errors.New("has already finished")
+
+// Options control one call of Train.
 type Options struct {
 	// Resume continues from the newest good checkpoint in the run directory.
 	Resume bool
@@ -45,14 +53,26 @@ type Summary struct {
 	Pos             string  `json:"pos"`
 	TrainLen        int     `json:"train_len"`
 	Checkpoint      string  `json:"checkpoint"`
+	Corpus          string  `json:"corpus"`
+	CorpusBytes     int     `json:"corpus_bytes"`
+	CorpusSHA256    string  `json:"corpus_sha256"`
+	GoVersion       string  `json:"go_version,omitempty"` // of a goroot: corpus
 }
 
-// warmSteps are left out of the throughput figure (first-step allocation).
+// warmSteps are the first steps of each training segment left out of the
+// throughput figure (the first step allocates every buffer).
 const warmSteps = 5
 
-// Run trains cfg in its run directory, writing the resolved config,
+// Train trains cfg in its run directory, writing the resolved config,
 // checkpoints, metrics.jsonl and summary.json.
-func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
+//
+// A fresh run (opt.Resume false) refuses a directory that already holds
+// checkpoints or a summary ([ErrRunExists]). A resumed run continues from the
+// newest checkpoint that loads cleanly, after checking that the config and
+// the corpus are the ones it was trained with; if it already reached
+// cfg.Train.Steps and wrote its summary, Train returns [ErrFinished] and
+// changes nothing.
+func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -61,30 +81,41 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		logw = io.Discard
 	}
 	dir := cfg.RunDir()
+	if !opt.Resume {
+		if err := checkFresh(dir); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
 	rss := osutil.StartRSS()
 	defer rss.Stop()
 
-	trainTok, valTok, err := LoadData(cfg)
+	corpus, trainTok, valTok, err := LoadData(cfg, corpusProgress(logw, opt.Terminal))
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o755); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
-	}
-	removeStaleTemps(dir, logw)
-	st, err := newState(cfg, trainTok)
+	st, err := newState(cfg, corpus, trainTok)
 	if err != nil {
 		return nil, err
 	}
+	// This segment's wall time counts from the call, loading included.
+	st.segStart = start
 	if opt.Resume {
-		resumed, err := st.resume(dir, logw)
+		resumed, err := st.resume(dir, cfg, corpus, logw)
 		if err != nil {
 			return nil, err
 		}
 		if !resumed {
 			fmt.Fprintf(logw, "no checkpoint in %s yet: starting from the beginning\n", dir)
 		}
+		if err := checkFinished(dir, st.step, cfg.Train.Steps); err != nil {
+			return nil, err
+		}
 	}
+	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	removeStaleTemps(dir, logw)
 	if err := writeResolvedConfig(dir, cfg); err != nil {
 		return nil, err
 	}
@@ -94,107 +125,21 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	}
 	defer metrics.Close()
 
-	t := cfg.Train
-	L := cfg.Model.TrainLen
-	g, err := st.model.NewGraph(t.Batch, L, true)
-	if err != nil {
+	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if g != nil {
-			g.Close()
-		}
-	}()
-	params := make([][]float32, len(st.model.Weights.Names))
-	decay := make([]bool, len(params))
-	for i, name := range st.model.Weights.Names {
-		params[i] = st.model.Weights.Data(name)
-		decay[i] = st.model.Weights.Decays(name)
-	}
-	grads := make([][]float32, len(params))
-	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
-	prog := newProgress(logw, opt.Terminal, t.Steps, st.step)
-	segStart := time.Now()
-	var trainTime time.Duration
-	var timedTokens int64
-	var loss float64
-	for st.step < t.Steps {
-		stepStart := time.Now()
-		st.sampler.Next(x, y)
-		if err := g.Run(x, y); err != nil {
-			return nil, fmt.Errorf("step %d: %w", st.step+1, err)
-		}
-		loss = g.LossValue()
-		for i := range grads {
-			grads[i] = g.GradData(i)
-		}
-		norm := ClipGlobalNorm(grads, t.Clip)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return nil, fmt.Errorf("step %d: non-finite loss %g or gradient norm %g; stopping without a checkpoint (the last good one is kept)", st.step+1, loss, norm)
-		}
-		lr := t.LRAt(st.step)
-		st.opt.Update(params, grads, decay, lr)
-		st.step++
-		st.tokens += int64(t.Batch * L)
-		if st.step > warmSteps {
-			trainTime += time.Since(stepStart)
-			timedTokens += int64(t.Batch * L)
-		}
-		elapsed := st.elapsed + time.Since(segStart).Seconds()
-		tps := float64(t.Batch*L) / time.Since(stepStart).Seconds()
-		if trainTime > 0 {
-			tps = float64(timedTokens) / trainTime.Seconds()
-		}
-		prog.step(st.step, loss, tps, elapsed)
-		if st.step%t.LogEvery == 0 || st.step == t.Steps {
-			if err := metrics.write(map[string]any{"step": st.step, "loss": loss, "lr": lr, "grad_norm": norm,
-				"tokens": st.tokens, "tokens_per_second": tps, "elapsed_seconds": elapsed}); err != nil {
-				return nil, err
-			}
-		}
-		if st.step%t.EvalEvery == 0 && st.step < t.Steps {
-			// Validate in batches of the training batch's size, and hand the
-			// evaluation graph's memory back afterwards, so that peak memory
-			// stays that of the training graph plus one small batch.
-			r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L, MaxTokens: t.EvalTokens, BatchTokens: t.Batch * L})
-			debug.FreeOSMemory()
-			if err != nil {
-				return nil, err
-			}
-			prog.message(fmt.Sprintf("step %d: val loss %.4f, val ppl %.3f", st.step, r.NatsPerToken, r.PPL))
-			if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
-				"val_tokens": r.Tokens, "elapsed_seconds": elapsed}); err != nil {
-				return nil, err
-			}
-		}
-		interrupted := ctx.Err() != nil
-		if st.step%t.CheckpointEvery == 0 || st.step == t.Steps || interrupted {
-			st.elapsed = elapsed
-			if err := st.save(dir, cfg); err != nil {
-				return nil, err
-			}
-		}
-		if interrupted && st.step < t.Steps {
-			prog.finish()
-			return nil, fmt.Errorf("%w at step %d; checkpoint saved in %s", ErrInterrupted, st.step, dir)
-		}
-	}
-	prog.finish()
-	// The training graph's buffers are not needed any more: let the final
-	// evaluation reuse their memory.
-	g.Close()
-	g, grads = nil, nil
-	ckpt := model.CheckpointPath(dir, st.step)
 	fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
-	r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L})
+	r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: cfg.Model.TrainLen})
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Steps: st.step, Tokens: st.tokens, WallSeconds: st.elapsed + time.Since(segStart).Seconds(),
-		FinalTrainLoss: loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, PeakRSSBytes: rss.Peak(),
-		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: L, Checkpoint: ckpt}
-	if trainTime > 0 {
-		sum.TokensPerSecond = float64(timedTokens) / trainTime.Seconds()
+	sum := &Summary{Steps: st.step, Tokens: st.tokens, WallSeconds: st.wall(),
+		FinalTrainLoss: st.loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, PeakRSSBytes: rss.Peak(),
+		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
+		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
+		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion}
+	if st.stepSeconds > 0 {
+		sum.TokensPerSecond = float64(st.timedTokens) / st.stepSeconds
 	}
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
@@ -206,25 +151,122 @@ func Run(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	return sum, nil
 }
 
-// LoadData reads the configured corpus and splits it into training and
-// validation tokens. A corpus shorter than one window is an error.
-func LoadData(cfg Config) (trainTok, valTok []int, err error) {
-	text, err := data.LoadCorpus(cfg.Data.Corpus)
+// trainSteps runs the optimisation loop from st.step to the configured
+// number of steps, logging metrics, validating and checkpointing as
+// configured. It returns ErrInterrupted (after a checkpoint) when ctx is
+// cancelled.
+func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok []byte, metrics *metricsFile, prog *progress) error {
+	t := cfg.Train
+	L := cfg.Model.TrainLen
+	g, err := st.model.NewGraph(t.Batch, L, true)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	trainTok, valTok, err = data.Split(data.Encode(text), cfg.Data.ValFrac)
+	// The training graph's buffers are released before the final
+	// evaluation, which can then reuse their memory.
+	defer g.Close()
+	params := make([][]float32, len(st.model.Weights.Names))
+	decay := make([]bool, len(params))
+	for i, name := range st.model.Weights.Names {
+		params[i] = st.model.Weights.Data(name)
+		decay[i] = st.model.Weights.Decays(name)
+	}
+	grads := make([][]float32, len(params))
+	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
+	segSteps := 0
+	for st.step < t.Steps {
+		stepStart := time.Now()
+		st.sampler.Next(x, y)
+		if err := g.Execute(x, y); err != nil {
+			return fmt.Errorf("step %d: %w", st.step+1, err)
+		}
+		loss := g.LossValue()
+		if faultNaNLoss(st.step + 1) {
+			loss = math.NaN()
+		}
+		for i := range grads {
+			grads[i] = g.GradData(i)
+		}
+		norm := ClipGlobalNorm(grads, t.Clip)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+			kept := "no checkpoint was written yet"
+			if st.saved != "" {
+				kept = "the last good checkpoint, " + st.saved + ", is kept"
+			}
+			return fmt.Errorf("step %d: non-finite loss %g or gradient norm %g; stopping without a checkpoint (%s)", st.step+1, loss, norm, kept)
+		}
+		lr := t.LRAt(st.step)
+		st.opt.Update(params, grads, decay, lr)
+		st.step++
+		st.tokens += int64(t.Batch * L)
+		st.loss = loss
+		if segSteps++; segSteps > warmSteps {
+			st.stepSeconds += time.Since(stepStart).Seconds()
+			st.timedTokens += int64(t.Batch * L)
+		}
+		elapsed := st.wall()
+		tps := float64(t.Batch*L) / time.Since(stepStart).Seconds()
+		if st.stepSeconds > 0 {
+			tps = float64(st.timedTokens) / st.stepSeconds
+		}
+		prog.step(st.step, loss, tps, elapsed)
+		if st.step%t.LogEvery == 0 || st.step == t.Steps {
+			if err := metrics.write(map[string]any{"step": st.step, "loss": loss, "lr": lr, "grad_norm": norm,
+				"tokens": st.tokens, "tokens_per_second": tps, "elapsed_seconds": elapsed}); err != nil {
+				return err
+			}
+		}
+		if st.step%t.EvalEvery == 0 && st.step < t.Steps {
+			// Validate in batches of the training batch's size, and hand the
+			// evaluation graph's memory back afterwards, so that peak memory
+			// stays that of the training graph plus one small batch.
+			r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L, MaxTokens: t.EvalTokens, BatchTokens: t.Batch * L})
+			debug.FreeOSMemory()
+			if err != nil {
+				return err
+			}
+			prog.message(fmt.Sprintf("step %d: val loss %.4f, val ppl %.3f", st.step, r.NatsPerToken, r.PPL))
+			if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
+				"val_tokens": r.Tokens, "elapsed_seconds": st.wall()}); err != nil {
+				return err
+			}
+		}
+		interrupted := ctx.Err() != nil
+		if st.step%t.CheckpointEvery == 0 || st.step == t.Steps || interrupted {
+			if err := st.save(dir, cfg); err != nil {
+				return err
+			}
+		}
+		if interrupted && st.step < t.Steps {
+			prog.finish()
+			return fmt.Errorf("%w at step %d; checkpoint saved in %s", ErrInterrupted, st.step, dir)
+		}
+	}
+	prog.finish()
+	return nil
+}
+
+// LoadData reads the configured corpus and splits it into training and
+// validation tokens (one byte per token, sharing the corpus's memory).
+// progress, which may be nil, sees a directory corpus being read. A corpus
+// shorter than one window is an error.
+func LoadData(cfg Config, progress data.Progress) (corpus *data.Corpus, trainTok, valTok []byte, err error) {
+	corpus, err = data.LoadCorpusProgress(cfg.Data.Corpus, progress)
 	if err != nil {
-		return nil, nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
+		return nil, nil, nil, err
+	}
+	trainTok, valTok, err = data.Split(corpus.Bytes, cfg.Data.ValFrac)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
 	}
 	if len(trainTok) < cfg.Model.TrainLen+1 {
-		return nil, nil, fmt.Errorf("corpus %s: its training split of %d tokens is shorter than one window of train_len %d + 1",
+		return nil, nil, nil, fmt.Errorf("corpus %s: its training split of %d tokens is shorter than one window of train_len %d + 1",
 			cfg.Data.Corpus, len(trainTok), cfg.Model.TrainLen)
 	}
 	if len(valTok) < 2 {
-		return nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is too short to score", cfg.Data.Corpus, len(valTok))
+		return nil, nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is too short to score", cfg.Data.Corpus, len(valTok))
 	}
-	return trainTok, valTok, nil
+	return corpus, trainTok, valTok, nil
 }
 
 // removeStaleTemps deletes temporary files that a crash in the middle of a

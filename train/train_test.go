@@ -54,7 +54,7 @@ func readMetrics(t *testing.T, dir string) []map[string]any {
 
 func TestLossFallsOnSmallCorpus(t *testing.T) {
 	cfg := microConfig(t, model.PosALiBi, 60)
-	sum, err := Run(context.Background(), cfg, Options{})
+	sum, err := Train(context.Background(), cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func weightsOf(t *testing.T, dir string) []byte {
 func TestSameSeedSameRun(t *testing.T) {
 	a, b := microConfig(t, model.PosALiBi, 20), microConfig(t, model.PosALiBi, 20)
 	for _, c := range []Config{a, b} {
-		if _, err := Run(context.Background(), c, Options{}); err != nil {
+		if _, err := Train(context.Background(), c, Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,7 +117,7 @@ func TestSameSeedSameRun(t *testing.T) {
 	}
 	c := microConfig(t, model.PosALiBi, 20)
 	c.Model.Seed = 4
-	if _, err := Run(context.Background(), c, Options{}); err != nil {
+	if _, err := Train(context.Background(), c, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Equal(weightsOf(t, a.Out), weightsOf(t, c.Out)) {
@@ -129,7 +129,7 @@ func TestSameSeedSameRun(t *testing.T) {
 // same weights, and metrics.jsonl without duplicated or missing lines.
 func TestResumeIsExact(t *testing.T) {
 	whole := microConfig(t, model.PosALiBi, 20)
-	if _, err := Run(context.Background(), whole, Options{}); err != nil {
+	if _, err := Train(context.Background(), whole, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	split := microConfig(t, model.PosALiBi, 20)
@@ -137,11 +137,11 @@ func TestResumeIsExact(t *testing.T) {
 	// checkpoint; the resumed run does the other 19.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Run(ctx, split, Options{})
+	_, err := Train(ctx, split, Options{})
 	if err == nil || !strings.Contains(err.Error(), "interrupted at step 1") {
 		t.Fatalf("cancelled run: %v", err)
 	}
-	if _, err := Run(context.Background(), split, Options{Resume: true}); err != nil {
+	if _, err := Train(context.Background(), split, Options{Resume: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(weightsOf(t, whole.Out), weightsOf(t, split.Out)) {
@@ -161,7 +161,7 @@ func TestResumeIsExact(t *testing.T) {
 func TestResumeWithoutCheckpointStartsFresh(t *testing.T) {
 	cfg := microConfig(t, model.PosNone, 10)
 	var log bytes.Buffer
-	if _, err := Run(context.Background(), cfg, Options{Resume: true, Log: &log}); err != nil {
+	if _, err := Train(context.Background(), cfg, Options{Resume: true, Log: &log}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "starting from the beginning") {
@@ -173,11 +173,11 @@ func TestResumeWithoutCheckpointStartsFresh(t *testing.T) {
 // bias tensor are bit-identical after optimizer steps.
 func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 	cfg := microConfig(t, model.PosALiBi, 10)
-	trainTok, _, err := LoadData(cfg)
+	corpus, trainTok, _, err := LoadData(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newState(cfg, trainTok)
+	st, err := newState(cfg, corpus, trainTok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	for _, n := range g.G.AllNodes() {
+	for _, n := range g.Expr.AllNodes() {
 		if n.Name() == "attention_bias" {
 			if _, err := n.Grad(); err == nil {
 				t.Fatal("the attention bias has a gradient")
@@ -206,7 +206,7 @@ func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 	x, y := make([]int, cfg.Train.Batch*cfg.Model.TrainLen), make([]int, cfg.Train.Batch*cfg.Model.TrainLen)
 	for step := 0; step < 5; step++ {
 		st.sampler.Next(x, y)
-		if err := g.Run(x, y); err != nil {
+		if err := g.Execute(x, y); err != nil {
 			t.Fatal(err)
 		}
 		for i := range grads {

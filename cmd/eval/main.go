@@ -7,28 +7,26 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
+const summary = `eval: report the perplexity of trained runs at several window lengths.
+
+example: go run ./cmd/eval --len 2048      (runs/tiny at 1x, 2x and 4x its training length, and 2048)`
+
 func main() {
-	// The graphs allocate their buffers once and reuse them, so there is
-	// little garbage: collecting at 50% heap growth instead of Go's 100%
-	// costs no measurable speed and keeps peak memory lower. GOGC overrides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	cli.TuneGC()
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // listFlag is a repeatable string flag.
@@ -37,32 +35,27 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func command(args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "eval: "+format+"\n", a...)
 		return 1
 	}
-	flags := flag.NewFlagSet("eval", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := cli.NewFlagSet("eval", summary, stderr)
 	var runs, ckpts listFlag
 	flags.Var(&runs, "run", "run directory to evaluate (repeatable; default runs/tiny)")
 	flags.Var(&ckpts, "checkpoint", "checkpoint file to evaluate (repeatable)")
-	length := flags.Int("len", 0, "evaluate at this length too (in addition to 1x, 2x, 4x the training length)")
-	lens := flags.String("lens", "", "comma-separated lengths to evaluate at, instead of the defaults")
+	length := flags.Int("len", 0, "evaluate at this length too (added to the default lengths or to --lens)")
+	lens := flags.String("lens", "", "comma-separated lengths to evaluate at, instead of 1x, 2x and 4x each run's training length")
 	stride := flags.Int("stride", 0, "sliding-window protocol with this stride (default: non-overlapping windows)")
-	dataPath := flags.String("data", "", "text file to evaluate on (default: the validation split of each run's corpus)")
+	dataPath := flags.String("data", "", "text file, directory or corpus spec to evaluate on (default: the validation split of each run's corpus)")
 	jsonPath := flags.String("json", "", "write every number to this JSON file")
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
-	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass (bounds memory at long lengths)")
+	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
-	if err := flags.Parse(args); err != nil {
-		return 2
+	if code, ok := cli.Parse(flags, args); !ok {
+		return code
 	}
-	if flags.NArg() > 0 {
-		return fail("unexpected argument %q", flags.Arg(0))
-	}
-	set := map[string]bool{}
-	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := cli.Set(flags)
 	if set["len"] && *length < 1 {
 		return fail("--len must be positive, got %d", *length)
 	}
@@ -82,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(runs) == 0 && len(ckpts) == 0 {
 		runs = append(runs, "runs/tiny")
 	}
-	var opened []*eval.Run
+	var opened []*eval.Trained
 	for _, dir := range runs {
 		r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "eval: skipping checkpoint: %v\n", err) })
 		if err != nil {
@@ -100,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		opened = append(opened, r)
 	}
-	var fileTokens []int
+	var fileTokens []byte
 	if *dataPath != "" {
 		if fileTokens, err = eval.FileTokens(*dataPath); err != nil {
 			return fail("%v", err)
@@ -109,12 +102,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var report eval.Report
 	for _, r := range opened {
 		cfg := r.Model.Config
-		lengths := explicit
+		lengths := append([]int(nil), explicit...)
 		if lengths == nil {
 			lengths = []int{cfg.TrainLen, 2 * cfg.TrainLen, 4 * cfg.TrainLen}
-			if set["len"] {
-				lengths = append(lengths, *length)
-			}
+		}
+		if set["len"] {
+			lengths = append(lengths, *length)
 		}
 		lengths = uniqueSorted(lengths)
 		for _, l := range lengths {
@@ -124,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		tokens := fileTokens
 		if tokens == nil {
-			if tokens, err = r.ValidationTokens(); err != nil {
+			if tokens, err = r.ValidationTokens(nil); err != nil {
 				return fail("%v", err)
 			}
 		}

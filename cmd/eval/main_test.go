@@ -26,7 +26,7 @@ func trainedRun(t *testing.T) (dir, corpus string) {
 	cfg.Model = model.Config{Vocab: 256, DModel: 16, NLayers: 1, NHeads: 2, DFF: 32, Pos: model.PosALiBi, TrainLen: 16, Seed: 1}
 	cfg.Data.Corpus = corpus
 	cfg.Train.Batch, cfg.Train.Steps, cfg.Train.LR, cfg.Train.MinLR, cfg.Train.Warmup = 2, 4, 1e-3, 1e-4, 1
-	if _, err := train.Run(context.Background(), cfg, train.Options{}); err != nil {
+	if _, err := train.Train(context.Background(), cfg, train.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return cfg.Out, corpus
@@ -37,7 +37,7 @@ func TestEvalCommand(t *testing.T) {
 	tmp := t.TempDir()
 	jsonPath, plotPath := filepath.Join(tmp, "r.json"), filepath.Join(tmp, "r.png")
 	var out, errb bytes.Buffer
-	code := run([]string{"--run", dir, "--len", "40", "--json", jsonPath, "--plot", plotPath}, &out, &errb)
+	code := command([]string{"--run", dir, "--len", "40", "--json", jsonPath, "--plot", plotPath}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -101,12 +101,42 @@ func TestEvalBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(tc.args, &out, &errb)
+			code := command(tc.args, &out, &errb)
 			msg := errb.String()
 			if code == 0 || !strings.Contains(msg, tc.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 || strings.Contains(msg, "goroutine") {
 				t.Fatalf("exit %d, stderr %q; want one line containing %q", code, msg, tc.want)
 			}
 		})
+	}
+}
+
+// --len adds its length to --lens rather than being ignored.
+func TestEvalLenAddsToLens(t *testing.T) {
+	dir, _ := trainedRun(t)
+	var out, errb bytes.Buffer
+	if code := command([]string{"--run", dir, "--lens", "8,24", "--len", "20"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, row := range []string{"| 8 |", "| 20 |", "| 24 |"} {
+		if !strings.Contains(out.String(), row) {
+			t.Errorf("table lacks row %q:\n%s", row, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "| 16 |") {
+		t.Errorf("--lens replaces the default lengths, but 16 (1x) is in the table:\n%s", out.String())
+	}
+}
+
+// --help prints the usage, starting with what the command does and an
+// example, and exits 0.
+func TestEvalHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := command([]string{"--help"}, &out, &errb); code != 0 {
+		t.Fatalf("--help exits %d", code)
+	}
+	lines := strings.Split(errb.String(), "\n")
+	if !strings.HasPrefix(lines[0], "eval: report the perplexity") || !strings.Contains(errb.String(), "example: go run ./cmd/eval") || !strings.Contains(errb.String(), "-max-tokens") {
+		t.Fatalf("usage:\n%s", errb.String())
 	}
 }
 

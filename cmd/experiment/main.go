@@ -10,11 +10,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,39 +25,36 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
 )
 
+const summary = `experiment: train one model per position scheme on one budget, evaluate each at
+multiples of the training length, and write report.md, report.json and report.png.
+
+example: go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoidal,none --out runs/compare`
+
 func main() {
-	// The graphs allocate their buffers once and reuse them, so there is
-	// little garbage: collecting at 50% heap growth instead of Go's 100%
-	// costs no measurable speed and keeps peak memory lower. GOGC overrides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	cli.TuneGC()
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func command(args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "experiment: "+format+"\n", a...)
 		return 1
 	}
-	flags := flag.NewFlagSet("experiment", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := cli.NewFlagSet("experiment", summary, stderr)
 	configPath := flags.String("config", "configs/tiny.yaml", "run config (YAML) shared by every run")
 	posList := flags.String("pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare")
 	out := flags.String("out", "runs/compare", "report directory; run i is trained in <out>/<pos>")
 	mults := flags.String("mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
-	steps := flags.Int("steps", 0, "training steps, overriding the config")
-	batchTokens := flags.Int("batch-tokens", 4096, "evaluation tokens per forward pass")
-	if err := flags.Parse(args); err != nil {
-		return 2
-	}
-	if flags.NArg() > 0 {
-		return fail("unexpected argument %q", flags.Arg(0))
+	steps := flags.Int("steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
+	batchTokens := flags.Int("batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
+	if code, ok := cli.Parse(flags, args); !ok {
+		return code
 	}
 	cfg, err := train.LoadConfig(*configPath)
 	if err != nil {
@@ -117,7 +113,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%v", err)
 		}
-		val, err := r.ValidationTokens()
+		val, err := r.ValidationTokens(nil)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -153,22 +149,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// trainOrReuse returns the summary of a finished run, and otherwise trains
-// (resuming from any checkpoint the run already has).
+// trainOrReuse returns the summary of a run that finished with the steps
+// asked for, and otherwise trains it: from the beginning, or continuing
+// from its newest checkpoint (a run that finished with fewer steps is
+// continued to the new number). A run that trained for more steps than asked
+// is an error: the report would claim a budget its run did not have.
 func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal bool) (*train.Summary, error) {
-	b, err := os.ReadFile(filepath.Join(c.Out, "summary.json"))
-	if err == nil {
-		var s train.Summary
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(c.Out, "summary.json"), err)
-		}
-		if s.Steps == c.Train.Steps {
-			fmt.Fprintf(log, "%s: reusing the trained run in %s\n", c.Model.Pos, c.Out)
-			return &s, nil
-		}
+	s, err := train.ReadSummary(c.Out)
+	switch {
+	case err == nil && s.Steps == c.Train.Steps:
+		fmt.Fprintf(log, "%s: reusing the trained run in %s\n", c.Model.Pos, c.Out)
+		return s, nil
+	case err == nil && s.Steps > c.Train.Steps:
+		return nil, fmt.Errorf("%s was trained for %d steps, more than the %d asked for; use another --out", c.Out, s.Steps, c.Train.Steps)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	}
 	fmt.Fprintf(log, "%s: training into %s\n", c.Model.Pos, c.Out)
-	return train.Run(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal})
+	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal})
 }
 
 func markdown(r eval.Report, sums []*train.Summary, cfg train.Config, configPath, pos, out, mults string) string {

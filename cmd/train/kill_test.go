@@ -19,7 +19,7 @@ import (
 // TestMain lets the test binary act as the train command in a subprocess.
 func TestMain(m *testing.M) {
 	if os.Getenv("ALIBI_TRAIN_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

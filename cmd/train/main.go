@@ -7,56 +7,52 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
-	"github.com/alibi-go/alibi/train"
 	"golang.org/x/term"
+
+	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/train"
 )
 
+const summary = `train: train a language model from a YAML config into a run directory.
+
+example: go run ./cmd/train --config configs/tiny.yaml`
+
 func main() {
-	// The graphs allocate their buffers once and reuse them, so there is
-	// little garbage: collecting at 50% heap growth instead of Go's 100%
-	// costs no measurable speed and keeps peak memory lower. GOGC overrides.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
-	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	cli.TuneGC()
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func command(args []string, stdout, stderr io.Writer) int {
+	fs := cli.NewFlagSet("train", summary, stderr)
 	configPath := fs.String("config", "configs/tiny.yaml", "run config (YAML)")
-	out := fs.String("out", "", "run directory (default: runs/<config name>)")
+	out := fs.String("out", "", "run directory (default: runs/<config name>, or runs/<config name>-<pos> when --pos changes the scheme)")
 	pos := fs.String("pos", "", "position scheme, overriding the config: alibi, sinusoidal or none")
-	steps := fs.Int("steps", 0, "training steps, overriding the config")
+	steps := fs.Int("steps", 0, "training steps, overriding the config (with --resume: continue a run to this many steps)")
 	seed := fs.Int64("seed", -1, "random seed, overriding the config")
 	resume := fs.Bool("resume", false, "continue from the newest good checkpoint in the run directory")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "train: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := cli.Parse(fs, args); !ok {
+		return code
 	}
 	cfg, err := train.LoadConfig(*configPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 1
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := cli.Set(fs)
+	if *pos != "" && *pos != cfg.Model.Pos {
+		// Another scheme is another run: keep it out of the config's own
+		// run directory.
+		cfg.Name += "-" + *pos
+		cfg.Model.Pos = *pos
+	}
 	if *out != "" {
 		cfg.Out = *out
-	}
-	if *pos != "" {
-		cfg.Model.Pos = *pos
 	}
 	if set["steps"] {
 		if *steps < 1 {
@@ -96,16 +92,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		terminal = term.IsTerminal(int(f.Fd()))
 	}
 	fmt.Fprintf(stderr, "training %s (pos %s, %d steps) into %s\n", *configPath, cfg.Model.Pos, cfg.Train.Steps, cfg.RunDir())
-	sum, err := train.Run(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal})
+	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal})
 	close(done)
-	if errors.Is(err, train.ErrInterrupted) {
+	switch {
+	case errors.Is(err, train.ErrInterrupted):
 		fmt.Fprintf(stderr, "train: %v\nresume with: go run ./cmd/train --config %s --out %s --resume\n", err, *configPath, cfg.RunDir())
 		if got == syscall.SIGTERM {
 			return 128 + int(syscall.SIGTERM)
 		}
 		return 128 + int(syscall.SIGINT)
-	}
-	if err != nil {
+	case errors.Is(err, train.ErrFinished):
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 0
+	case errors.Is(err, train.ErrRunExists):
+		fmt.Fprintf(stderr, "train: %v; continue it with --resume, or train into another directory with --out DIR\n", err)
+		return 1
+	case err != nil:
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 1
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/train"
 )
 
 const microYAML = `name: micro
@@ -53,7 +54,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := run(append(tc.args, "--out", filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "-"))), &out, &errb)
+			code := command(append(tc.args, "--out", filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "-"))), &out, &errb)
 			msg := errb.String()
 			if code == 0 {
 				t.Fatalf("exit code 0; stderr %q", msg)
@@ -83,7 +84,7 @@ func TestTrainsMicroConfig(t *testing.T) {
 	path := writeFile(t, dir, "micro.yaml", strings.Replace(microYAML, "CORPUS", corpus, 1))
 	out := filepath.Join(dir, "run")
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--config", path, "--out", out, "--steps", "4", "--pos", "sinusoidal"}, &stdout, &stderr); code != 0 {
+	if code := command([]string{"--config", path, "--out", out, "--steps", "4", "--pos", "sinusoidal"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	for _, f := range []string{"config.yaml", "metrics.jsonl", "summary.json", "checkpoints/step-00000004.safetensors"} {
@@ -105,27 +106,35 @@ func TestRunFaults(t *testing.T) {
 	corpus := writeFile(t, dir, "corpus.txt", strings.Repeat("some text to learn from. ", 40))
 	good := strings.Replace(microYAML, "CORPUS", corpus, 1)
 
-	t.Run("non-finite loss", func(t *testing.T) {
+	t.Run("non-finite loss after a checkpoint", func(t *testing.T) {
+		// Checkpoints every 3 steps; step 5's loss is NaN (as a diverging
+		// run's would be): the run stops there, and the step-3 checkpoint
+		// survives, loads, and is the one the error names.
 		out := filepath.Join(dir, "nan")
-		cfg := writeFile(t, dir, "nan.yaml", strings.Replace(strings.Replace(good, "lr: 1.0e-3", "lr: 1.0e+30", 1), "min_lr: 1.0e-4", "min_lr: 1.0e+29", 1))
+		t.Setenv(train.FaultEnv, "nan-loss:5")
 		var o, e bytes.Buffer
-		code := run([]string{"--config", cfg, "--out", out, "--steps", "40"}, &o, &e)
-		if code == 0 || !strings.Contains(e.String(), "non-finite loss") || !strings.Contains(e.String(), "step ") {
+		code := command([]string{"--config", writeFile(t, dir, "nan.yaml", good), "--out", out, "--steps", "40"}, &o, &e)
+		kept := filepath.Join(out, "checkpoints", "step-00000003.safetensors")
+		if code == 0 || !strings.Contains(e.String(), "step 5: non-finite loss NaN") || !strings.Contains(e.String(), "the last good checkpoint, "+kept+", is kept") {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
 		}
 		cs, _ := filepath.Glob(filepath.Join(out, "checkpoints", "*.safetensors"))
-		for _, c := range cs {
-			b, _ := os.ReadFile(c)
-			if _, err := model.DecodeCheckpoint(b); err != nil {
-				t.Fatalf("a kept checkpoint is bad: %v", err)
-			}
+		if len(cs) != 1 || cs[0] != kept {
+			t.Fatalf("checkpoints after the bad step: %v, want only %s", cs, kept)
+		}
+		c, err := model.LoadCheckpoint(kept)
+		if err != nil {
+			t.Fatalf("the kept checkpoint does not load: %v", err)
+		}
+		if c.Meta["train.step"] != "3" {
+			t.Fatalf("the kept checkpoint is of step %s", c.Meta["train.step"])
 		}
 	})
 
 	t.Run("run directory not writable", func(t *testing.T) {
 		blocker := writeFile(t, dir, "file-not-dir", "x")
 		var o, e bytes.Buffer
-		code := run([]string{"--config", writeFile(t, dir, "ok.yaml", good), "--out", filepath.Join(blocker, "run")}, &o, &e)
+		code := command([]string{"--config", writeFile(t, dir, "ok.yaml", good), "--out", filepath.Join(blocker, "run")}, &o, &e)
 		if code == 0 || !strings.Contains(e.String(), "run directory") || strings.Count(strings.TrimSpace(e.String()), "\n") != 1 {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
 		}
@@ -134,14 +143,73 @@ func TestRunFaults(t *testing.T) {
 	t.Run("checkpoint of another model", func(t *testing.T) {
 		out := filepath.Join(dir, "other")
 		var o, e bytes.Buffer
-		if code := run([]string{"--config", writeFile(t, dir, "a.yaml", good), "--out", out, "--steps", "3"}, &o, &e); code != 0 {
+		if code := command([]string{"--config", writeFile(t, dir, "a.yaml", good), "--out", out, "--steps", "3"}, &o, &e); code != 0 {
 			t.Fatalf("first run: %s", e.String())
 		}
 		e.Reset()
 		bigger := writeFile(t, dir, "b.yaml", strings.Replace(good, "d_model: 16", "d_model: 32", 1))
-		code := run([]string{"--config", bigger, "--out", out, "--resume"}, &o, &e)
-		if code == 0 || !strings.Contains(e.String(), "d_model is 16 in the checkpoint but 32 in the config") {
+		code := command([]string{"--config", bigger, "--out", out, "--resume"}, &o, &e)
+		if code == 0 || !strings.Contains(e.String(), "model.d_model is 16 in the checkpoint but 32 now") {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
 		}
 	})
+}
+
+// The run directory: --pos that changes the scheme trains into
+// runs/<name>-<pos>, a fresh run over an existing one refuses with one line
+// naming both ways out, and resuming a finished run says so in one line and
+// exits 0.
+func TestRunDirectories(t *testing.T) {
+	dir := t.TempDir()
+	corpus := writeFile(t, dir, "corpus.txt", strings.Repeat("some text to learn from. ", 40))
+	cfg := writeFile(t, dir, "micro.yaml", strings.Replace(microYAML, "CORPUS", corpus, 1))
+	t.Chdir(dir)
+	var o, e bytes.Buffer
+	for _, args := range [][]string{{"--config", cfg}, {"--config", cfg, "--pos", "sinusoidal"}, {"--config", cfg, "--pos", "alibi"}} {
+		o.Reset()
+		e.Reset()
+		code := command(args, &o, &e)
+		if len(args) == 4 && args[3] == "alibi" {
+			// alibi is the config's own scheme: runs/micro, which exists.
+			want := "train: runs/micro already holds a run (newest checkpoint step-00000006.safetensors); continue it with --resume, or train into another directory with --out DIR\n"
+			if code != 1 || e.String() != "training "+cfg+" (pos alibi, 6 steps) into runs/micro\n"+want {
+				t.Fatalf("exit %d, stderr %q", code, e.String())
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e.String())
+		}
+	}
+	for _, d := range []string{"runs/micro", "runs/micro-sinusoidal"} {
+		if _, err := os.Stat(filepath.Join(d, "summary.json")); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	b, _ := os.ReadFile("runs/micro-sinusoidal/config.yaml")
+	if !strings.Contains(string(b), "pos: sinusoidal") {
+		t.Errorf("runs/micro-sinusoidal/config.yaml: %s", b)
+	}
+	before, _ := os.ReadFile("runs/micro/summary.json")
+	e.Reset()
+	if code := command([]string{"--config", cfg, "--resume"}, &o, &e); code != 0 {
+		t.Fatalf("resuming a finished run: exit %d, %s", code, e.String())
+	}
+	if want := "train: runs/micro has already finished at step 6 (asked for 6 steps): nothing to do\n"; !strings.HasSuffix(e.String(), want) {
+		t.Fatalf("stderr %q, want it to end with %q", e.String(), want)
+	}
+	after, _ := os.ReadFile("runs/micro/summary.json")
+	if string(before) != string(after) {
+		t.Fatal("summary.json changed")
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var o, e bytes.Buffer
+	if code := command([]string{"--help"}, &o, &e); code != 0 {
+		t.Fatalf("--help exits %d", code)
+	}
+	if !strings.HasPrefix(e.String(), "train: train a language model") || !strings.Contains(e.String(), "example: go run ./cmd/train --config configs/tiny.yaml") || !strings.Contains(e.String(), "-resume") {
+		t.Fatalf("usage:\n%s", e.String())
+	}
 }

@@ -1,0 +1,56 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/alibi-go/alibi/model"
+)
+
+// checkFresh refuses a fresh run in a directory that already holds a run:
+// its checkpoints would be pruned or shadowed by the new run's, and its
+// summary would describe the wrong run.
+func checkFresh(dir string) error {
+	cs, err := model.Checkpoints(dir)
+	if err != nil {
+		return fmt.Errorf("run directory %s: %w", dir, err)
+	}
+	if len(cs) > 0 {
+		return fmt.Errorf("%s %w (newest checkpoint %s)", dir, ErrRunExists, filepath.Base(cs[len(cs)-1]))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		return fmt.Errorf("%s %w (it has a summary.json)", dir, ErrRunExists)
+	}
+	return nil
+}
+
+// checkFinished returns ErrFinished when the run, resumed at step, has
+// already done the steps asked for and written the summary of that step.
+// A run that reached its last step but has no summary of it (it stopped
+// during the final evaluation) is not finished.
+func checkFinished(dir string, step, steps int) error {
+	if step < steps {
+		return nil
+	}
+	s, err := ReadSummary(dir)
+	if err != nil || s.Steps != step {
+		return nil
+	}
+	return fmt.Errorf("%s %w at step %d (asked for %d steps): nothing to do", dir, ErrFinished, step, steps)
+}
+
+// ReadSummary reads a run directory's summary.json (an error wrapping
+// fs.ErrNotExist if the run has not finished).
+func ReadSummary(dir string) (*Summary, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	return &s, nil
+}
