@@ -33,7 +33,10 @@ func (c Config) Validate() error {
 		key string
 		v   int
 	}{{"vocab", c.Vocab}, {"d_model", c.DModel}, {"n_layers", c.NLayers}, {"n_heads", c.NHeads}, {"d_ff", c.DFF}, {"train_len", c.TrainLen}} {
-		if f.v < 1 {
+		if f.v == 0 {
+			return fmt.Errorf("model.%s is required: a positive integer (it is missing or 0)", f.key)
+		}
+		if f.v < 0 {
 			return fmt.Errorf("model.%s must be positive, got %d", f.key, f.v)
 		}
 	}

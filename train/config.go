@@ -4,13 +4,12 @@
 package train
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"regexp"
+	"reflect"
 	"strings"
 
 	"github.com/alibi-go/alibi/model"
@@ -81,24 +80,78 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
-// ParseConfig parses YAML over Defaults and validates the result.
+// ParseConfig parses YAML over Defaults and validates the result. Errors
+// are one line and name the key: an unknown key, a value of the wrong type
+// (with the line), or an invalid value.
 func ParseConfig(b []byte) (Config, error) {
 	cfg := Defaults()
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("%s", yamlMessage(err))
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return Config{}, errors.New(strings.Join(strings.Fields(err.Error()), " "))
+	}
+	if len(doc.Content) > 0 && !(doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
+		if err := decodeKeys(doc.Content[0], reflect.ValueOf(&cfg).Elem(), ""); err != nil {
+			return Config{}, err
+		}
 	}
 	return cfg, cfg.Validate()
 }
 
-var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+// decodeKeys decodes the mapping n into the struct v, key by key, so that
+// every error names its dotted key: prefix+key.
+func decodeKeys(n *yaml.Node, v reflect.Value, prefix string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		what := "the config"
+		if prefix != "" {
+			what = strings.TrimSuffix(prefix, ".")
+		}
+		return fmt.Errorf("line %d: %s must be a mapping of keys to values", n.Line, what)
+	}
+	fields := map[string]int{}
+	for i := 0; i < v.NumField(); i++ {
+		tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		fields[tag] = i
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key := prefix + k.Value
+		idx, ok := fields[k.Value]
+		switch {
+		case !ok:
+			return fmt.Errorf("line %d: unknown key %q", k.Line, key)
+		case seen[k.Value]:
+			return fmt.Errorf("line %d: key %q appears twice", k.Line, key)
+		}
+		seen[k.Value] = true
+		f := v.Field(idx)
+		if f.Kind() == reflect.Struct {
+			if err := decodeKeys(val, f, key+"."); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := val.Decode(f.Addr().Interface()); err != nil {
+			return fmt.Errorf("line %d: %s must be %s, got %q", val.Line, key, kindName(f.Kind()), val.Value)
+		}
+	}
+	return nil
+}
 
-// yamlMessage puts a YAML error on one line in the config's own terms.
-func yamlMessage(err error) string {
-	s := strings.Join(strings.Fields(err.Error()), " ")
-	s = strings.Replace(s, "yaml: unmarshal errors: ", "", 1)
-	return unknownField.ReplaceAllString(s, `unknown key "$1"`)
+// kindName says what a config value of kind k looks like.
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Int:
+		return "an integer"
+	case reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float64:
+		return "a number"
+	}
+	return "a string"
 }
 
 // Validate reports the first invalid setting by its key.
@@ -108,13 +161,29 @@ func (c Config) Validate() error {
 	}
 	t := c.Train
 	for _, f := range []struct {
-		key string
-		v   int
-	}{{"train.batch", t.Batch}, {"train.steps", t.Steps}, {"train.log_every", t.LogEvery},
-		{"train.eval_every", t.EvalEvery}, {"train.eval_tokens", t.EvalTokens},
-		{"train.checkpoint_every", t.CheckpointEvery}, {"train.keep_checkpoints", t.KeepCheckpoints}} {
-		if f.v < 1 {
+		key      string
+		v        int
+		required bool // no default
+	}{{"train.batch", t.Batch, true}, {"train.steps", t.Steps, true}, {"train.log_every", t.LogEvery, false},
+		{"train.eval_every", t.EvalEvery, false}, {"train.eval_tokens", t.EvalTokens, false},
+		{"train.checkpoint_every", t.CheckpointEvery, false}, {"train.keep_checkpoints", t.KeepCheckpoints, false}} {
+		switch {
+		case f.v == 0 && f.required:
+			return fmt.Errorf("%s is required: a positive integer (it is missing or 0)", f.key)
+		case f.v < 1:
 			return fmt.Errorf("%s must be positive, got %d", f.key, f.v)
+		}
+	}
+	if t.LR == 0 {
+		return errors.New("train.lr is required: a positive number (it is missing or 0)")
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"train.lr", t.LR}, {"train.min_lr", t.MinLR}, {"train.beta1", t.Beta1}, {"train.beta2", t.Beta2}, {"train.eps", t.Eps},
+		{"train.weight_decay", t.WeightDecay}, {"train.clip", t.Clip}, {"data.val_frac", c.Data.ValFrac}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s must be a finite number, got %g", f.key, f.v)
 		}
 	}
 	switch {
@@ -122,7 +191,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train.warmup must not be negative, got %d", t.Warmup)
 	case !(t.LR > 0):
 		return fmt.Errorf("train.lr must be positive, got %g", t.LR)
-	case t.MinLR < 0 || t.MinLR > t.LR:
+	case !(t.MinLR >= 0 && t.MinLR <= t.LR):
 		return fmt.Errorf("train.min_lr must be in [0, lr], got %g", t.MinLR)
 	case !(t.Beta1 >= 0 && t.Beta1 < 1):
 		return fmt.Errorf("train.beta1 must be in [0, 1), got %g", t.Beta1)
@@ -130,9 +199,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train.beta2 must be in [0, 1), got %g", t.Beta2)
 	case !(t.Eps > 0):
 		return fmt.Errorf("train.eps must be positive, got %g", t.Eps)
-	case t.WeightDecay < 0:
+	case !(t.WeightDecay >= 0):
 		return fmt.Errorf("train.weight_decay must not be negative, got %g", t.WeightDecay)
-	case t.Clip < 0:
+	case !(t.Clip >= 0):
 		return fmt.Errorf("train.clip must not be negative (0 disables clipping), got %g", t.Clip)
 	case !(c.Data.ValFrac > 0 && c.Data.ValFrac < 1):
 		return fmt.Errorf("data.val_frac must be in (0, 1), got %g", c.Data.ValFrac)
