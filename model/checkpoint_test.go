@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,12 +74,15 @@ func TestCheckpointCorruptionDetected(t *testing.T) {
 	}{
 		{"random bytes", []byte("\x93\x17garbage that is not a checkpoint at all"), "safetensors"},
 		{"truncated", good[:len(good)/2], "safetensors"},
-		{"flipped weight bit", flip(good, len(good)-3), "checksum"},
+		{"flipped bit in a weight", flip(good, weightByte(t, good, "layers.0.attn.qkv.weight", 37)), "checksum"},
+		{"flipped bit in the embedding", flip(good, weightByte(t, good, "tok_emb.weight", 0)), "checksum"},
 		{"empty", nil, "safetensors"},
 	}
 	for _, tc := range tests {
 		p := filepath.Join(t.TempDir(), "bad.safetensors")
-		os.WriteFile(p, tc.data, 0o644)
+		if err := os.WriteFile(p, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, err := LoadCheckpoint(p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: error %v, want one naming the file and %q", tc.name, err, tc.want)
@@ -89,6 +94,27 @@ func TestCheckpointCorruptionDetected(t *testing.T) {
 			t.Fatalf("truncated to %d bytes: no error", n)
 		}
 	}
+}
+
+// weightByte returns the file offset of byte k of the named tensor's data,
+// read from the safetensors header.
+func weightByte(t *testing.T, file []byte, name string, k int) int {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint64(file[:8]))
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(file[8:8+n], &header); err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Offsets [2]int `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(header[name], &info); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if k >= info.Offsets[1]-info.Offsets[0] {
+		t.Fatalf("%s has %d bytes", name, info.Offsets[1]-info.Offsets[0])
+	}
+	return 8 + n + info.Offsets[0] + k
 }
 
 func flip(b []byte, i int) []byte {
