@@ -49,6 +49,7 @@ type Settings struct {
 	LogEvery        int     `yaml:"log_every" json:"log_every"`
 	EvalEvery       int     `yaml:"eval_every" json:"eval_every"`
 	EvalTokens      int     `yaml:"eval_tokens" json:"eval_tokens"`
+	FinalEvalTokens int     `yaml:"final_eval_tokens" json:"final_eval_tokens"` // 0: the whole validation split
 	CheckpointEvery int     `yaml:"checkpoint_every" json:"checkpoint_every"`
 	KeepCheckpoints int     `yaml:"keep_checkpoints" json:"keep_checkpoints"`
 }
@@ -173,6 +174,9 @@ func (c Config) Validate() error {
 		case f.v < 1:
 			return fmt.Errorf("%s must be positive, got %d", f.key, f.v)
 		}
+	}
+	if t.FinalEvalTokens < 0 {
+		return fmt.Errorf("train.final_eval_tokens must not be negative (0: the whole validation split), got %d", t.FinalEvalTokens)
 	}
 	if t.LR == 0 {
 		return errors.New("train.lr is required: a positive number (it is missing or 0)")

@@ -128,8 +128,13 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
-	r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: cfg.Model.TrainLen})
+	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens}
+	if final.MaxTokens > 0 && final.MaxTokens < len(valTok)-1 {
+		fmt.Fprintf(logw, "evaluating on the first %d tokens of the validation split...\n", final.MaxTokens)
+	} else {
+		fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
+	}
+	r, err := eval.Perplexity(st.model, valTok, final)
 	if err != nil {
 		return nil, err
 	}
