@@ -45,7 +45,7 @@ func newFlashBench(fc flashCase) *flashBench {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := newFlashProblem[float32](rng, fc, true)
 	return &flashBench{fc: fc, p: p, g: newGradients(rng, p),
-		bias: newSlopeBias[float32](AlibiSlopes(fc.heads)), lse: make([]float32, fc.lseLen())}
+		bias: newSlopeBias[float32](AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
 }
 
 // materialisedBias builds the (H, T, T) ALiBi bias on first use.
@@ -148,7 +148,7 @@ func BenchmarkFlashDecode(b *testing.B) {
 		for _, batch := range []int{1, 8} {
 			fc := flashCase{nSeq: batch, qLen: 1, offset: kLen - 1, heads: benchHeads, dHead: benchDHead}
 			p := newFlashProblem[float32](rand.New(rand.NewPCG(3, 4)), fc, false)
-			bias := newSlopeBias[float32](AlibiSlopes(fc.heads))
+			bias := newSlopeBias[float32](AlibiSlopes(fc.heads), kLen)
 			lse := make([]float32, fc.lseLen())
 			b.Run(fmt.Sprintf("kLen=%d,batch=%d", kLen, batch), func(b *testing.B) {
 				var cache any
@@ -161,14 +161,15 @@ func BenchmarkFlashDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkFlashTileSizes compares tile sizes, to re-tune flashTiles.
+// BenchmarkFlashTileSizes compares tile sizes, to re-tune flashTiles (the
+// backward pass only up to T = 2048).
 func BenchmarkFlashTileSizes(b *testing.B) {
-	for _, t := range []int{128, 512, 2048} {
+	for _, t := range []int{128, 512, 2048, 8192} {
 		fb := newFlashBench(benchCase(t))
 		tokens := fb.fc.nSeq * t
 		for _, bq := range []int{32, 64, 128} {
-			for _, bk := range []int{64, 128, 256, 512} {
-				if bk > t {
+			for _, bk := range []int{64, 128, 256, 512, 1024, 2048} {
+				if bk > t || bq > t {
 					continue
 				}
 				var cache any
@@ -179,6 +180,9 @@ func BenchmarkFlashTileSizes(b *testing.B) {
 					}
 					reportTokens(b, tokens)
 				})
+				if t > 2048 {
+					continue
+				}
 				b.Run(fmt.Sprintf("T=%d/bq=%d,bk=%d/backward", t, bq, bk), func(b *testing.B) {
 					fb.flashForward(opt)
 					for b.Loop() {

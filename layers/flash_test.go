@@ -120,20 +120,21 @@ type biasKind int
 const (
 	alibiSlopes biasKind = iota // slopeBias from AlibiSlopes
 	alibiFull                   // fullBias of AlibiBias, one matrix per head
+	alibiInline                 // slopeBias with tables for half the distances
 	noSlopes                    // slopeBias without slopes: plain causal
 	zeroSlopes                  // slopeBias with zero slopes: plain causal
 	maskFull                    // fullBias of CausalMask, shared by all heads
 )
 
 func (k biasKind) String() string {
-	return [...]string{"alibiSlopes", "alibiFull", "noSlopes", "zeroSlopes", "maskFull"}[k]
+	return [...]string{"alibiSlopes", "alibiFull", "alibiInline", "noSlopes", "zeroSlopes", "maskFull"}[k]
 }
 
 // reference returns the materialised bias of the kind, as AlibiBias or
 // CausalMask build it for the whole call.
 func (k biasKind) reference(fc flashCase) *tensor.Dense {
 	switch k {
-	case alibiSlopes, alibiFull:
+	case alibiSlopes, alibiFull, alibiInline:
 		return AlibiBias(AlibiSlopes(fc.heads), fc.qLen, fc.kLen(), fc.offset, true)
 	default:
 		return CausalMask(fc.qLen, fc.kLen(), fc.offset)
@@ -144,11 +145,13 @@ func (k biasKind) reference(fc flashCase) *tensor.Dense {
 func kernelBias[T float](k biasKind, fc flashCase) tileBias[T] {
 	switch k {
 	case alibiSlopes:
-		return newSlopeBias[T](AlibiSlopes(fc.heads))
+		return newSlopeBias[T](AlibiSlopes(fc.heads), fc.kLen())
+	case alibiInline:
+		return newSlopeBias[T](AlibiSlopes(fc.heads), fc.kLen()/2)
 	case noSlopes:
-		return newSlopeBias[T](nil)
+		return newSlopeBias[T](nil, fc.kLen())
 	case zeroSlopes:
-		return newSlopeBias[T](make([]float32, fc.heads))
+		return newSlopeBias[T](make([]float32, fc.heads), fc.kLen())
 	default:
 		ref := k.reference(fc)
 		return newFullBias(convertTo[T](ref.Data().([]float32)), ref.Shape()[0], fc.qLen, fc.kLen(), fc.offset)
@@ -301,9 +304,10 @@ func TestFlashForwardMatchesMaterialised(t *testing.T) {
 	wl.log(t, "lse error")
 }
 
-// Lengths spanning many key tiles with the automatic tiles: a long prompt,
-// a long cache with a few new tokens, and single-token decoding against
-// caches longer than one decoding tile.
+// Long sequences, with the automatic tiles and with small ones that make
+// them span many key tiles: a long prompt, a long cache with a few new
+// tokens, and single-token decoding against caches longer than one
+// decoding tile.
 func TestFlashForwardLong(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long sequences")
@@ -320,7 +324,9 @@ func TestFlashForwardLong(t *testing.T) {
 		{flashCase{nSeq: 2, qLen: 3, offset: 1100, heads: 3, dHead: 16}, []biasKind{alibiSlopes, maskFull}},
 	} {
 		for _, kind := range tc.kinds {
-			checkFlashForward[float32](t, rng, tc.fc, kind, flashOpts{}, 1e-5, &wo, &wl)
+			for _, opt := range []flashOpts{{}, {blockQ: 48, blockK: 100}} {
+				checkFlashForward[float32](t, rng, tc.fc, kind, opt, 1e-5, &wo, &wl)
+			}
 		}
 	}
 	wo.log(t, "output error")
@@ -362,7 +368,7 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 	for _, opt := range flashTestTiles {
 		lse := make([]float32, len(seqs)*heads*qLen)
 		slopes := AlibiSlopes(heads)
-		flashForward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), newSlopeBias[float32](slopes), lse, opt)
+		flashForward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), newSlopeBias[float32](slopes, 100), lse, opt)
 		wantO, wantL := refAttention(seqs, qLen, heads, dHead, 1/math.Sqrt(dHead), func(s int) *tensor.Dense {
 			return AlibiBias(slopes, qLen, offsets[s]+qLen, offsets[s], true)
 		})
@@ -420,7 +426,7 @@ func TestFlashForwardStableAtLongDistances(t *testing.T) {
 	o := make([]float32, qLen*dHead)
 	seqs := []flashSeq[float32]{{q: seq, k: seq[dHead:], v: seq[2*dHead:], o: o, ldq: 3 * dHead, ldk: 3 * dHead, ldv: 3 * dHead, ldo: dHead}}
 	lse := make([]float32, qLen)
-	flashForward(seqs, qLen, 1, dHead, 1, newSlopeBias[float32]([]float32{1e6}), lse, flashOpts{blockQ: 8, blockK: 8})
+	flashForward(seqs, qLen, 1, dHead, 1, newSlopeBias[float32]([]float32{1e6}, qLen), lse, flashOpts{blockQ: 8, blockK: 8})
 	for i, v := range o {
 		if v != 1 {
 			t.Fatalf("output %d = %g, want 1", i, v)
@@ -656,7 +662,7 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 	fc := flashCase{nSeq: 1, qLen: qLen, heads: heads, dHead: dHead}
 	p := newFlashProblem[float32](rng, fc, true)
 	lse := make([]float32, fc.lseLen())
-	bias := newSlopeBias[float32](AlibiSlopes(heads))
+	bias := newSlopeBias[float32](AlibiSlopes(heads), qLen)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	flashForward(p.seqs, qLen, heads, dHead, float32(fc.scale()), bias, lse, flashOpts{})
@@ -687,7 +693,7 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 	}
 }
 
-// Tile choice: one key tile for short sequences, large key tiles for
+// Tile choice: one key tile for short sequences, larger key tiles for
 // decoding, overrides honoured and clamped to the lengths.
 func TestFlashTiles(t *testing.T) {
 	for _, tc := range []struct {
@@ -697,11 +703,11 @@ func TestFlashTiles(t *testing.T) {
 	}{
 		{128, 128, flashOpts{}, flashBlockQ, 128},
 		{7, 7, flashOpts{}, 7, 7},
-		{256, 256, flashOpts{}, flashBlockQ, 256},
-		{257, 257, flashOpts{}, flashBlockQ, flashBlockK},
+		{flashBlockK, flashBlockK, flashOpts{}, flashBlockQ, flashBlockK},
+		{flashBlockK + 1, flashBlockK + 1, flashOpts{}, flashBlockQ, flashBlockK},
 		{1, 8192, flashOpts{}, 1, flashDecodeBlockK},
 		{1, 300, flashOpts{}, 1, 300},
-		{24, 1024, flashOpts{}, 24, flashBlockK},
+		{24, 5000, flashOpts{}, 24, flashBlockK},
 		{100, 100, flashOpts{blockQ: 16, blockK: 24}, 16, 24},
 		{5, 9, flashOpts{blockQ: 16, blockK: 24}, 5, 9},
 	} {
