@@ -141,7 +141,8 @@ func maxKLen[T float](seqs []flashSeq[T], qLen int) int {
 // for every sequence of seqs and every head, with bias nil for none, and
 // stores in lse[(s*heads+h)*qLen+i] the log-sum-exp of the biased scores of
 // query row i of sequence s and head h (len(lse) >= len(seqs)*heads*qLen),
-// which flashBackward needs. A row whose exponentials all vanish (possible
+// which flashBackward needs; lse may be nil when no backward pass follows
+// (evaluation, generation). A row whose exponentials all vanish (possible
 // only with a -Inf bias) gets O = 0 and lse = +Inf.
 //
 // A unit of work is (sequence, head, query tile); units run in parallel over
@@ -154,7 +155,7 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 	if len(seqs) == 0 || qLen == 0 {
 		return
 	}
-	if n := len(seqs) * heads * qLen; len(lse) < n {
+	if n := len(seqs) * heads * qLen; lse != nil && len(lse) < n {
 		panic(fmt.Sprintf("layers: flashForward needs %d lse entries, got %d", n, len(lse)))
 	}
 	bq, bk := flashTiles(qLen, maxKLen(seqs, qLen), opt)
@@ -168,8 +169,10 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 		for u := lo; u < hi; u++ {
 			s, h, qt := u/perSeq, u%perSeq/qTiles, u%qTiles
 			i0 := qt * bq
-			t := flashTile[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
-				lse: lse[(s*heads+h)*qLen:][:qLen]}
+			t := flashTile[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias}
+			if lse != nil {
+				t.lse = lse[(s*heads+h)*qLen:][:qLen]
+			}
 			t.forward(i0, min(qLen, i0+bq), bk, fs.work[wk])
 		}
 	})
@@ -240,12 +243,22 @@ func (t *flashTile[T]) forward(i0, i1, bk int, w *flashWork[T]) {
 		mi, li := m[i-i0], l[i-i0]
 		if li > 0 {
 			scaleRow(o, T(1/li))
-			t.lse[i] = T(float64(mi) + math.Log(li))
 		} else {
 			clear(o)
-			t.lse[i] = T(math.Inf(1))
+		}
+		if t.lse != nil {
+			t.lse[i] = rowLSE(mi, li)
 		}
 	}
+}
+
+// rowLSE returns m + log(l), the log-sum-exp of a row from its maximum m
+// and sum l of exp(S - m), or +Inf when l = 0 (nothing has weight).
+func rowLSE[T float](m T, l float64) T {
+	if l > 0 {
+		return T(float64(m) + math.Log(l))
+	}
+	return T(math.Inf(1))
 }
 
 // softmaxStep turns row (the scores of one query on a key tile, of which the
@@ -255,11 +268,10 @@ func (t *flashTile[T]) forward(i0, i1, bk int, w *flashWork[T]) {
 // returns the factor exp(m_old - m_new) by which the row's output
 // accumulated so far must be rescaled (exactly 1 when the maximum stays).
 func (t *flashTile[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
-	vis := row[:n]
 	if t.bias != nil {
-		t.bias.add(t.h, pos, j0, vis)
+		t.bias.add(t.h, pos, j0, row[:n])
 	}
-	clear(row[n:])
+	vis := row[:padInvisible(row, n)]
 	mNew := max(*m, rowMax(vis))
 	if math.IsInf(float64(mNew), -1) { // nothing visible has weight yet
 		clear(vis)
@@ -272,6 +284,22 @@ func (t *flashTile[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T 
 	*l = *l*alpha + expShiftSum(vis, mNew)
 	*m = mNew
 	return T(alpha)
+}
+
+// padInvisible prepares the invisible keys n..len(row)-1 of a score row for
+// the exponential: up to the next multiple of 8 (the vector width of the
+// float32 kernels, which leave a slow scalar tail otherwise) it sets them to
+// -Inf, whose exponential is exactly 0, and beyond it sets them to 0. It
+// returns the padded length, the part to exponentiate. No bias is read for
+// the padding.
+func padInvisible[T float](row []T, n int) int {
+	n8 := min(len(row), (n+7)&^7)
+	inf := T(math.Inf(-1))
+	for j := n; j < n8; j++ {
+		row[j] = inf
+	}
+	clear(row[n8:])
+	return n8
 }
 
 // flashBackward computes the gradients of causal attention from the output
@@ -398,8 +426,7 @@ func (t *flashTile[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 		if t.bias != nil {
 			t.bias.add(t.h, pos, j0, row[:n])
 		}
-		expShift(row[:n], t.lse[i0+r])
-		clear(row[n:])
+		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
 	}
 	do := g.do[i0*g.lddo+c:]
 	gemm(true, false, kn, dh, nr, 1, p, ld, do, g.lddo, 1, g.dv[j0*g.lddv+c:], g.lddv)

@@ -386,6 +386,26 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 	}
 }
 
+// Without lse (evaluation, generation) the outputs are bit-identical.
+func TestFlashForwardWithoutLSE(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	fc := flashCase{nSeq: 2, qLen: 70, offset: 9, heads: 3, dHead: 8}
+	p := newFlashProblem[float32](rng, fc, false)
+	bias := kernelBias[float32](alibiSlopes, fc)
+	opt := flashOpts{blockQ: 16, blockK: 24}
+	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, make([]float32, fc.lseLen()), opt)
+	want := append([]float32(nil), p.o...)
+	for i := range p.o {
+		if i%p.ldo < fc.d() {
+			p.o[i] = float32(math.NaN())
+		}
+	}
+	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, opt)
+	if i := firstBitDifference(p.o, want); i >= 0 {
+		t.Fatalf("output %d = %g without lse, %g with", i, p.o[i], want[i])
+	}
+}
+
 // For q = k the tiled kernel reproduces today's attnForward (packed qkv,
 // materialised bias) with either bias implementation.
 func TestFlashForwardMatchesAttnForward(t *testing.T) {
