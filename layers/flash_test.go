@@ -625,9 +625,10 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 	w.log(t, "finite-difference error (in units of the tolerance)")
 }
 
-// The bias gradient is bit-identical from run to run and whatever the
-// number of workers, as are dQ, dK and dV.
-func TestFlashBackwardDeterministic(t *testing.T) {
+// The kernels' results are bit-identical from run to run and whatever the
+// number of workers: outputs and lse, dQ, dK, dV, and the bias gradient,
+// which sums the contributions of all units into one matrix.
+func TestFlashDeterministic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	rng := rand.New(rand.NewPCG(25, 26))
 	fc := flashCase{nSeq: 8, qLen: 150, heads: 4, dHead: 8}
@@ -635,25 +636,28 @@ func TestFlashBackwardDeterministic(t *testing.T) {
 	g := newGradients(rng, p)
 	bias := kernelBias[float32](maskFull, fc) // one matrix shared by all 32 units
 	lse := make([]float32, fc.lseLen())
-	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flashOpts{})
-	var first []float32
-	var firstDQ, firstDKV []float32
+	biasGrad := make([]float32, bias.(learnedBias[float32]).gradLen())
+	// results lists every output of both passes, in a fixed order.
+	results := [][]float32{p.o, lse, g.dq, g.dkv, biasGrad}
+	names := []string{"output", "lse", "dQ", "dK dV", "bias gradient"}
+	var first [][]float32
 	for _, procs := range []int{2, 4, 2, 4, 1} {
 		runtime.GOMAXPROCS(procs)
 		var cache any
+		opt := flashOpts{blockK: 64, scratch: &cache}
 		for run := 0; run < 3; run++ {
-			bg := make([]float32, bias.(learnedBias[float32]).gradLen())
-			flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, bg, flashOpts{scratch: &cache})
+			flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, opt)
+			flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, biasGrad, opt)
 			if first == nil {
-				first = bg
-				firstDQ, firstDKV = append([]float32(nil), g.dq...), append([]float32(nil), g.dkv...)
+				for _, r := range results {
+					first = append(first, append([]float32(nil), r...))
+				}
 				continue
 			}
-			if i := firstBitDifference(bg, first); i >= 0 {
-				t.Fatalf("GOMAXPROCS %d run %d: bias gradient %d = %g, first run %g", procs, run, i, bg[i], first[i])
-			}
-			if firstBitDifference(g.dq, firstDQ) >= 0 || firstBitDifference(g.dkv, firstDKV) >= 0 {
-				t.Fatalf("GOMAXPROCS %d run %d: dQ, dK or dV changed", procs, run)
+			for k, r := range results {
+				if i := firstBitDifference(r, first[k]); i >= 0 {
+					t.Fatalf("GOMAXPROCS %d run %d: %s %d = %g, first run %g", procs, run, names[k], i, r[i], first[k][i])
+				}
 			}
 		}
 	}
