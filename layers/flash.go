@@ -40,6 +40,29 @@ type flashGradSeq[T float] struct {
 	lddo, lddq, lddk, lddv int
 }
 
+// flashPackedSeqs returns the views of batch sequences of t tokens in the
+// Attention op's layout: qkv is (batch*t, 3d) with each row's query, key and
+// value side by side, out is (batch*t, d), and queries start at offset 0.
+func flashPackedSeqs[T float](qkv, out []T, batch, t, d int) []flashSeq[T] {
+	seqs := make([]flashSeq[T], batch)
+	for b := range seqs {
+		q := qkv[b*t*3*d:]
+		seqs[b] = flashSeq[T]{q: q, k: q[d:], v: q[2*d:], o: out[b*t*d:], ldq: 3 * d, ldk: 3 * d, ldv: 3 * d, ldo: d}
+	}
+	return seqs
+}
+
+// flashPackedGrads returns the gradient views matching flashPackedSeqs:
+// dout is (batch*t, d) and dqkv (batch*t, 3d).
+func flashPackedGrads[T float](dout, dqkv []T, batch, t, d int) []flashGradSeq[T] {
+	grads := make([]flashGradSeq[T], batch)
+	for b := range grads {
+		dq := dqkv[b*t*3*d:]
+		grads[b] = flashGradSeq[T]{do: dout[b*t*d:], dq: dq, dk: dq[d:], dv: dq[2*d:], lddo: d, lddq: 3 * d, lddk: 3 * d, lddv: 3 * d}
+	}
+	return grads
+}
+
 // flashOpts tunes a kernel call. Zero values choose automatically.
 type flashOpts struct {
 	// blockQ and blockK override the query and key tile sizes (see
@@ -48,6 +71,7 @@ type flashOpts struct {
 	blockQ, blockK int
 	// scratch, when not nil, keeps the per-worker buffers between calls
 	// (*scratch holds a *flashScratch[T]); nil allocates them per call.
+	// Calls sharing a scratch must not run concurrently.
 	scratch *any
 }
 

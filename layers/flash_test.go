@@ -77,24 +77,17 @@ func newFlashProblem[T float](rng *rand.Rand, fc flashCase, packed bool) *flashP
 		p.q = randRows(fc.nSeq*fc.qLen, d, d+flashPad)
 		p.kv = randRows(fc.nSeq*fc.kLen(), 2*d, 2*d+flashPad)
 	}
-	for s := 0; s < fc.nSeq; s++ {
-		p.seqs = append(p.seqs, p.seq(s))
-	}
-	return p
-}
-
-// seq returns the views of sequence s.
-func (p *flashProblem[T]) seq(s int) flashSeq[T] {
-	fc, d := p.fc, p.fc.d()
-	o := p.o[s*fc.qLen*p.ldo:]
-	if p.packed {
-		base := p.qkv[s*fc.qLen*3*d:]
-		return flashSeq[T]{q: base, k: base[d:], v: base[2*d:], o: o, ldq: 3 * d, ldk: 3 * d, ldv: 3 * d, ldo: p.ldo}
+	if packed {
+		p.seqs = flashPackedSeqs(p.qkv, p.o, fc.nSeq, fc.qLen, d)
+		return p
 	}
 	ldq, ldkv := d+flashPad, 2*d+flashPad
-	kv := p.kv[s*fc.kLen()*ldkv:]
-	return flashSeq[T]{q: p.q[s*fc.qLen*ldq:], k: kv, v: kv[d:], o: o,
-		ldq: ldq, ldk: ldkv, ldv: ldkv, ldo: p.ldo, offset: fc.offset}
+	for s := 0; s < fc.nSeq; s++ {
+		kv := p.kv[s*fc.kLen()*ldkv:]
+		p.seqs = append(p.seqs, flashSeq[T]{q: p.q[s*fc.qLen*ldq:], k: kv, v: kv[d:], o: p.o[s*fc.qLen*p.ldo:],
+			ldq: ldq, ldk: ldkv, ldv: ldkv, ldo: p.ldo, offset: fc.offset})
+	}
+	return p
 }
 
 // output returns the outputs as (nSeq*qLen, D) in float64, and whether
@@ -484,14 +477,12 @@ func newGradients[T float](rng *rand.Rand, p *flashProblem[T]) *dGradients[T] {
 	} else {
 		g.dq, g.dkv = make([]T, len(p.q)), make([]T, len(p.kv))
 	}
+	if p.packed {
+		g.grads = flashPackedGrads(g.do, g.dqkv, fc.nSeq, fc.qLen, d)
+		return g
+	}
 	for s := 0; s < fc.nSeq; s++ {
 		do := g.do[s*fc.qLen*p.ldo:]
-		if p.packed {
-			base := g.dqkv[s*fc.qLen*3*d:]
-			g.grads = append(g.grads, flashGradSeq[T]{do: do, dq: base, dk: base[d:], dv: base[2*d:],
-				lddo: p.ldo, lddq: 3 * d, lddk: 3 * d, lddv: 3 * d})
-			continue
-		}
 		ldq, ldkv := d+flashPad, 2*d+flashPad
 		kv := g.dkv[s*fc.kLen()*ldkv:]
 		g.grads = append(g.grads, flashGradSeq[T]{do: do, dq: g.dq[s*fc.qLen*ldq:], dk: kv, dv: kv[d:],
