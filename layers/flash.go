@@ -17,8 +17,11 @@ import (
 // computed a (query tile, key tile) block at a time with an online softmax,
 // so that memory stays linear in the length: no (T, T) array exists, only
 // per-worker scratch of one tile. Key tiles entirely above the diagonal are
-// skipped, and within the diagonal tile each row only touches its visible
-// keys, so no mask value is ever added.
+// skipped. In a tile that crosses the diagonal, gemm computes the whole
+// block, but each row's bias, maximum and exponentials cover only its
+// visible keys (plus, in the exponential, at most 7 keys set to -Inf to fill
+// the last vector); the other probabilities are exactly 0. No mask value is
+// added and no bias of an invisible key is read.
 
 // flashSeq locates one sequence's matrices for the tiled kernels. The qLen
 // query rows are at absolute positions offset..offset+qLen-1; k and v have
@@ -193,7 +196,7 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 		for u := lo; u < hi; u++ {
 			s, h, qt := u/perSeq, u%perSeq/qTiles, u%qTiles
 			i0 := qt * bq
-			t := flashTile[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias}
+			t := flashHead[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias}
 			if lse != nil {
 				t.lse = lse[(s*heads+h)*qLen:][:qLen]
 			}
@@ -202,8 +205,9 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 	})
 }
 
-// flashTile is one (sequence, head) of a kernel call.
-type flashTile[T float] struct {
+// flashHead is one (sequence, head) of a kernel call: the data the tile
+// loops of both passes share.
+type flashHead[T float] struct {
 	seq   flashSeq[T]
 	h     int
 	dHead int
@@ -213,18 +217,18 @@ type flashTile[T float] struct {
 }
 
 // col is the first column of the head in every row.
-func (t *flashTile[T]) col() int { return t.h * t.dHead }
+func (t *flashHead[T]) col() int { return t.h * t.dHead }
 
 // scores sets s (nr x kn, row stride ld) to scale Q K^T for query rows
 // i0..i0+nr-1 and keys j0..j0+kn-1.
-func (t *flashTile[T]) scores(s []T, ld, i0, nr, j0, kn int) {
+func (t *flashHead[T]) scores(s []T, ld, i0, nr, j0, kn int) {
 	c, sq := t.col(), t.seq
 	gemm(false, true, nr, kn, t.dHead, t.scale, sq.q[i0*sq.ldq+c:], sq.ldq, sq.k[j0*sq.ldk+c:], sq.ldk, 0, s, ld)
 }
 
 // addPV adds P V to output rows i0..i0+nr-1, P being nr x kn (row stride
 // ld) and V the values of keys j0..j0+kn-1.
-func (t *flashTile[T]) addPV(p []T, ld, i0, nr, j0, kn int) {
+func (t *flashHead[T]) addPV(p []T, ld, i0, nr, j0, kn int) {
 	c, sq := t.col(), t.seq
 	gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.v[j0*sq.ldv+c:], sq.ldv, 1, sq.o[i0*sq.ldo+c:], sq.ldo)
 }
@@ -237,7 +241,7 @@ func visible(pos, j0, kn int) int { return min(kn, pos-j0+1) }
 // the key tiles from the diagonal back to key 0: with ALiBi the nearest
 // keys carry the smallest penalties, so the running maximum is usually found
 // in the first tile and later tiles need no rescaling.
-func (t *flashTile[T]) forward(i0, i1, bk int, w *flashWork[T]) {
+func (t *flashHead[T]) forward(i0, i1, bk int, w *flashWork[T]) {
 	sq, c := t.seq, t.col()
 	m, l := w.m[:i1-i0], w.l[:i1-i0]
 	for i := i0; i < i1; i++ {
@@ -291,7 +295,7 @@ func rowLSE[T float](m T, l float64) T {
 // the row's biased scores; it updates the running maximum *m and sum *l and
 // returns the factor exp(m_old - m_new) by which the row's output
 // accumulated so far must be rescaled (exactly 1 when the maximum stays).
-func (t *flashTile[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
+func (t *flashHead[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
 	if t.bias != nil {
 		t.bias.add(t.h, pos, j0, row[:n])
 	}
@@ -390,7 +394,7 @@ func flashBackward[T float](seqs []flashSeq[T], grads []flashGradSeq[T], qLen, h
 		}
 		for u := lo; u < hi; u++ {
 			s, h := u/heads, u%heads
-			t := flashTile[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
+			t := flashHead[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
 				lse: lse[(s*heads+h)*qLen:][:qLen]}
 			t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
 		}
@@ -416,7 +420,7 @@ func biasAccumulators(gradLen int) int {
 
 // backward computes the gradients of one (sequence, head), walking key
 // tiles and, for each, the query tiles that see them.
-func (t *flashTile[T]) backward(g flashGradSeq[T], qLen, bq, bk int, lb learnedBias[T], acc []T, w *flashWork[T]) {
+func (t *flashHead[T]) backward(g flashGradSeq[T], qLen, bq, bk int, lb learnedBias[T], acc []T, w *flashWork[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	kLen := sq.offset + qLen
 	for i := 0; i < qLen; i++ {
@@ -438,7 +442,7 @@ func (t *flashTile[T]) backward(g flashGradSeq[T], qLen, bq, bk int, lb learnedB
 
 // backwardBlock adds the contributions of query rows i0..i1-1 (all of which
 // see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient.
-func (t *flashTile[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, lb learnedBias[T], acc []T, w *flashWork[T]) {
+func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, lb learnedBias[T], acc []T, w *flashWork[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	nr := i1 - i0
 	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
@@ -481,7 +485,8 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // Row kernels: float32 with the vmath kernels, float64 in plain Go.
 
-// addTo sets dst[i] += src[i].
+// addTo sets dst[i] += src[i] (for float32 with vmath.AddMax, whose
+// maximum is not needed).
 func addTo[T float](dst, src []T) {
 	if d, ok := any(dst).([]float32); ok {
 		vmath.AddMax(d, any(src).([]float32))
