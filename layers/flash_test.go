@@ -428,16 +428,21 @@ func TestFlashForwardMatchesAttnForward(t *testing.T) {
 	w.log(t, "error against attnForward")
 }
 
-// Rows with huge ALiBi penalties stay finite: the running maximum is
-// subtracted before every exponential, across key tiles too.
+// Huge scores and huge ALiBi penalties stay finite: the running maximum is
+// subtracted before every exponential, across key tiles too. Every score is
+// q.k = 2*30*30 = 1800 (exp overflows) before the penalty of 1e6 per step
+// of distance, so only the key at distance 0 has weight.
 func TestFlashForwardStableAtLongDistances(t *testing.T) {
 	const qLen, dHead = 40, 2
 	seq := make([]float32, qLen*3*dHead)
 	for i := range seq {
-		seq[i] = 1
+		seq[i] = 30
+		if i%(3*dHead) >= 2*dHead {
+			seq[i] = 1 // values
+		}
 	}
 	o := make([]float32, qLen*dHead)
-	seqs := []flashSeq[float32]{{q: seq, k: seq[dHead:], v: seq[2*dHead:], o: o, ldq: 3 * dHead, ldk: 3 * dHead, ldv: 3 * dHead, ldo: dHead}}
+	seqs := flashPackedSeqs(seq, o, 1, qLen, dHead)
 	lse := make([]float32, qLen)
 	flashForward(seqs, qLen, 1, dHead, 1, newSlopeBias[float32]([]float32{1e6}, qLen), lse, flashOpts{blockQ: 8, blockK: 8})
 	for i, v := range o {
@@ -445,10 +450,9 @@ func TestFlashForwardStableAtLongDistances(t *testing.T) {
 			t.Fatalf("output %d = %g, want 1", i, v)
 		}
 	}
-	// Only the key at distance 0 has weight: lse = its score q.k = 2.
 	for i, v := range lse {
-		if v != 2 {
-			t.Fatalf("lse %d = %g, want 2", i, v)
+		if v != 1800 {
+			t.Fatalf("lse %d = %g, want 1800", i, v)
 		}
 	}
 }
