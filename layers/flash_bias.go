@@ -1,0 +1,128 @@
+package layers
+
+import "fmt"
+
+// tileBias is an additive position bias applied inside the tiled attention
+// kernels, one row of keys at a time, so that no (T, T) bias is ever built.
+//
+// add adds the bias of head h for the query at absolute position pos to the
+// scores of keys j0..j0+len(row)-1, all of which are <= pos (the kernels
+// never ask for masked keys). It is called concurrently from several
+// goroutines and must not modify the receiver.
+type tileBias[T float] interface {
+	add(h, pos, j0 int, row []T)
+}
+
+// learnedBias is a tileBias with trainable entries. The backward kernel
+// passes it dS, the gradient of the loss with respect to the biased scores,
+// which is also the gradient with respect to the bias entries that were
+// added to them.
+//
+// gradLen is the size of one gradient accumulator (for example the number of
+// entries of a bias table). accumulate adds the gradient ds of the entries
+// that add(h, pos, j0, row) used, row by row, into acc; it must touch only
+// acc and is called concurrently on distinct accumulators.
+type learnedBias[T float] interface {
+	tileBias[T]
+	gradLen() int
+	accumulate(acc []T, h, pos, j0 int, ds []T)
+}
+
+// slopeBias is the ALiBi bias computed from the slopes: the score of the
+// query at position pos on key j gets -m_h*(pos-j), which equals the
+// corresponding entry of AlibiBias(slopes, ...) (computed in T). A head with
+// a zero slope, and every head when there are no slopes, gets no bias: the
+// plain causal attention of sinusoidal and position-free (NoPE) models. It
+// has no trainable entries.
+//
+// The biases of distances below a preset length are read from a per-head
+// table, so that adding a row of them is one vector addition; longer
+// distances are computed inline (same values, more slowly).
+type slopeBias[T float] struct {
+	slopes []T
+	// ramps[h][t] = -m_h*(n-1-t) for t in [0, n): the biases of distances
+	// n-1 down to 0, so that a row's keys, whose distances decrease by one
+	// per key, read a contiguous slice. nil for a zero slope.
+	ramps [][]T
+}
+
+// newSlopeBias returns the ALiBi bias of the given slopes (as returned by
+// AlibiSlopes; nil for none), with tables for distances below maxLen (the
+// call's number of keys, or the longest sequence expected): heads*maxLen
+// elements.
+func newSlopeBias[T float](slopes []float32, maxLen int) slopeBias[T] {
+	b := slopeBias[T]{slopes: make([]T, len(slopes)), ramps: make([][]T, len(slopes))}
+	for h, m := range slopes {
+		b.slopes[h] = T(m)
+		if m == 0 || maxLen < 1 {
+			continue
+		}
+		r := make([]T, maxLen)
+		for t := range r {
+			r[t] = -T(m) * T(maxLen-1-t)
+		}
+		b.ramps[h] = r
+	}
+	return b
+}
+
+// add adds -m_h*d to each score, d = pos-j being the distance from the query
+// back to key j.
+func (b slopeBias[T]) add(h, pos, j0 int, row []T) {
+	if len(b.slopes) == 0 || b.slopes[h] == 0 {
+		return
+	}
+	d := pos - j0 // distance of the row's first key, the largest
+	if r := b.ramps[h]; d < len(r) {
+		t := len(r) - 1 - d
+		addTo(row, r[t:t+len(row)])
+		return
+	}
+	negM := -b.slopes[h]
+	for jj := range row {
+		row[jj] += negM * T(d-jj)
+	}
+}
+
+// fullBias is a materialised bias tensor of shape (heads, qLen, kLen), heads
+// being the number of attention heads or 1 (one matrix shared by all heads),
+// as built by AlibiBias or CausalMask: query row i stands at absolute
+// position offset+i and key column j at position j. It serves as the
+// reference ("materialised") path and as a bias whose every entry is
+// trainable: its gradient has the tensor's shape, and a shared matrix
+// receives the sum over heads. Only entries of visible keys (j <= offset+i)
+// are read or receive a gradient.
+type fullBias[T float] struct {
+	data                      []T
+	heads, qLen, kLen, offset int
+}
+
+// newFullBias wraps data, which must have heads*qLen*kLen elements. Every
+// sequence of a kernel call using it must have this offset.
+func newFullBias[T float](data []T, heads, qLen, kLen, offset int) fullBias[T] {
+	if heads < 1 || qLen < 0 || offset < 0 || kLen < offset+qLen || len(data) != heads*qLen*kLen {
+		panic(fmt.Sprintf("layers: bias of %d elements is not (%d, %d, %d) with offset %d <= kLen-qLen",
+			len(data), heads, qLen, kLen, offset))
+	}
+	return fullBias[T]{data: data, heads: heads, qLen: qLen, kLen: kLen, offset: offset}
+}
+
+// index returns the position of the entry (h, query pos, key j0) in data.
+func (b fullBias[T]) index(h, pos, j0 int) int {
+	if b.heads == 1 {
+		h = 0
+	}
+	return (h*b.qLen+pos-b.offset)*b.kLen + j0
+}
+
+func (b fullBias[T]) add(h, pos, j0 int, row []T) {
+	i := b.index(h, pos, j0)
+	addTo(row, b.data[i:i+len(row)])
+}
+
+func (b fullBias[T]) gradLen() int { return len(b.data) }
+
+func (b fullBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
+	i := b.index(h, pos, j0)
+	addTo(acc[i:i+len(ds)], ds)
+}
