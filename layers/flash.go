@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/alibi-go/alibi/layers/internal/vmath"
+	"github.com/alibi-go/alibi/layers/parallel"
 )
 
 // Tiled ("flash") causal attention. For one sequence and head, with queries
@@ -378,7 +379,7 @@ func flashBackward[T float](seqs []flashSeq[T], grads []flashGradSeq[T], qLen, h
 	minChunk := 1
 	if lb != nil {
 		minChunk = ceilDiv(units, biasAccumulators(lb.gradLen()))
-		fs.accs = resize(fs.accs, numChunks(units, minChunk))
+		fs.accs = resize(fs.accs, parallel.NumChunks(units, minChunk))
 		for c := 1; c < len(fs.accs); c++ {
 			fs.accs[c] = resize(fs.accs[c], len(biasGrad))
 			clear(fs.accs[c])
@@ -415,7 +416,7 @@ const biasGradBudget = 1 << 22
 // least 2 so that two cores share the work, at most maxChunks. It depends
 // only on gradLen, which keeps the summation order fixed.
 func biasAccumulators(gradLen int) int {
-	return min(maxChunks, max(2, biasGradBudget/max(1, gradLen)))
+	return min(parallel.MaxChunks, max(2, biasGradBudget/max(1, gradLen)))
 }
 
 // backward computes the gradients of one (sequence, head), walking key
