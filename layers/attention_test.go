@@ -10,9 +10,22 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// runGraph runs g once.
+func runGraph(t *testing.T, g *G.ExprGraph) {
+	t.Helper()
+	vm := G.NewTapeMachine(g)
+	t.Cleanup(func() { vm.Close() })
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The worked example of a well-known ALiBi tutorial: "The cat sat on mat",
-// two heads with slopes 0.5 and 0.25, d_head 2, a bidirectional bias and no
-// projections.
+// two heads with slopes 0.5 and 0.25, d_head 2, no projections, and a
+// bidirectional bias -m|i-j|. The materialised reference kernel reproduces
+// every number the tutorial quotes; the attention op, which is causal, must
+// reproduce the last row, whose keys are all at or before it (there the two
+// biases agree).
 func TestAttentionTutorialExample(t *testing.T) {
 	q := [][]float64{{1, 0, 1, 0}, {0, 2, 0, 1}, {1, 1, 1, 0}, {0, 0, 1, 1}, {1, 0, 0, 1}}
 	k := [][]float64{{0, 1, 0, 1}, {1, 0, 1, 0}, {1, 1, 0, 0}, {0, 0, 1, 1}, {1, 0, 0.5, 0.5}}
@@ -23,68 +36,89 @@ func TestAttentionTutorialExample(t *testing.T) {
 		packed = append(packed, k[i]...)
 		packed = append(packed, v[i]...)
 	}
-	g := G.NewGraph()
-	qkv := G.NewTensor(g, G.Float64, 2, G.WithShape(5, 12), G.WithValue(f64([]int{5, 12}, packed...)), G.WithName("qkv"))
-	bias := BiasInput(g, toF64(AlibiBias([]float32{0.5, 0.25}, 5, 5, 0, false)), "bias")
-	out := G.Must(Attention(qkv, bias, 2))
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	got := out.Value().Data().([]float64)
 	wantOut := map[int][]float64{0: {0.3274, 0.3936, 0.1861, 0.2613}, 4: {0.2896, 0.3695, 0.2731, 0.4746}}
-	for row, want := range wantOut {
-		for j, w := range want {
-			if math.Abs(got[row*4+j]-w) > 5e-5 {
-				t.Errorf("output row %d = %.4f, want %v", row, got[row*4:row*4+4], want)
-				break
+	close := func(got, want []float64) bool {
+		for j := range want {
+			if math.Abs(got[j]-want[j]) > 5e-5 {
+				return false
 			}
 		}
+		return true
 	}
-	// The attention weights themselves, from the same kernel.
+
+	// The reference kernel, bidirectional: every quoted output and weight.
+	bias := toF64(AlibiBias([]float32{0.5, 0.25}, 5, 5, 0, false))
 	p := make([]float64, 2*5*5)
 	o := make([]float64, 5*4)
 	dm := attnDims{batch: 1, t: 5, heads: 2, dHead: 2, d: 4, biasHeads: 2, scale: 1 / math.Sqrt2}
-	attnForward(dm, packed, bias.Value().Data().([]float64), o, p, nil)
-	wantP := []struct {
+	attnForward(dm, packed, bias.Data().([]float64), o, p, nil)
+	for row, want := range wantOut {
+		if !close(o[row*4:], want) {
+			t.Errorf("reference: output row %d = %.4f, want %v", row, o[row*4:row*4+4], want)
+		}
+	}
+	for _, tc := range []struct {
 		head, row int
 		w         []float64
 	}{
 		{0, 0, []float64{0.2879, 0.3541, 0.2148, 0.0642, 0.0790}},
 		{0, 1, []float64{0.3791, 0.1520, 0.3791, 0.0559, 0.0339}},
 		{1, 0, []float64{0.2142, 0.3384, 0.1299, 0.2052, 0.1122}},
-	}
-	for _, tc := range wantP {
-		row := p[(tc.head*5+tc.row)*5:][:5]
-		for j := range row {
-			if math.Abs(row[j]-tc.w[j]) > 5e-5 {
-				t.Errorf("head %d row %d weights %.4f, want %v", tc.head+1, tc.row, row, tc.w)
-				break
-			}
+	} {
+		if row := p[(tc.head*5+tc.row)*5:][:5]; !close(row, tc.w) {
+			t.Errorf("reference: head %d row %d weights %.4f, want %v", tc.head+1, tc.row, row, tc.w)
 		}
+	}
+
+	// The op, causal ALiBi from the slopes: the last row.
+	g := G.NewGraph()
+	qkv := G.NewTensor(g, G.Float64, 2, G.WithShape(5, 12), G.WithValue(f64([]int{5, 12}, packed...)), G.WithName("qkv"))
+	slopes := G.NewTensor(g, G.Float64, 1, G.WithShape(2), G.WithValue(f64([]int{2}, 0.5, 0.25)), G.WithName("slopes"))
+	out := G.Must(Attention(qkv, slopes, AttentionConfig{Heads: 2, QueryLen: 5, Bias: AlibiScheme{}}))
+	runGraph(t, g)
+	if got := out.Value().Data().([]float64)[16:20]; !close(got, wantOut[4]) {
+		t.Errorf("op: output row 4 = %.4f, want %v", got, wantOut[4])
 	}
 }
 
+// The gradients of the op against central finite differences, for ALiBi,
+// no bias, and a learned full bias (whose every entry gets a gradient).
 func TestAttentionGradient(t *testing.T) {
 	for _, tc := range []struct {
 		batch, tlen, heads, dHead int
-		alibi                     bool
+		bias                      string
 	}{
-		{2, 4, 2, 3, true},
-		{1, 5, 3, 2, false},
-		{3, 3, 1, 4, true},
+		{2, 4, 2, 3, "alibi"},
+		{1, 5, 3, 2, "none"},
+		{3, 3, 1, 4, "alibi"},
+		{2, 4, 2, 2, "full"},
+		{2, 3, 3, 2, "shared full"},
 	} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(tc.tlen)))
 			d := tc.heads * tc.dHead
-			qkv := randDense(rng, 1, tc.batch*tc.tlen, 3*d)
-			bias := toF64(CausalMask(tc.tlen, tc.tlen, 0))
-			if tc.alibi {
-				bias = toF64(AlibiBias(AlibiSlopes(tc.heads), tc.tlen, tc.tlen, 0, true))
+			ins := []*tensor.Dense{randDense(rng, 1, tc.batch*tc.tlen, 3*d)}
+			cfg := AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen}
+			wrt := []int{0}
+			switch tc.bias {
+			case "alibi":
+				cfg.Bias = AlibiScheme{}
+				ins = append(ins, toF64(tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(AlibiSlopes(tc.heads)))))
+			case "full":
+				cfg.Bias = FullBiasScheme{}
+				ins = append(ins, randDense(rng, 1, tc.heads, tc.tlen, tc.tlen))
+				wrt = append(wrt, 1)
+			case "shared full":
+				cfg.Bias = FullBiasScheme{}
+				ins = append(ins, randDense(rng, 1, 1, tc.tlen, tc.tlen))
+				wrt = append(wrt, 1)
 			}
-			gradCheck(t, []*tensor.Dense{qkv, bias}, []int{0}, func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-				return Attention(in[0], in[1], tc.heads)
+			gradCheck(t, ins, wrt, func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+				var params *G.Node
+				if len(in) > 1 {
+					params = in[1]
+				}
+				return Attention(in[0], params, cfg)
 			})
 		})
 	}
@@ -92,19 +126,108 @@ func TestAttentionGradient(t *testing.T) {
 
 // The whole attention layer, projections included, against finite
 // differences: input, both weight matrices and both biases.
-func TestAlibiMultiHeadAttentionGradient(t *testing.T) {
+func TestMultiHeadAttentionGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const batch, tlen, heads, d = 2, 4, 2, 4
 	ins := []*tensor.Dense{
 		randDense(rng, 1, batch*tlen, d),
 		randDense(rng, 0.5, d, 3*d), randDense(rng, 0.1, 3*d),
 		randDense(rng, 0.5, d, d), randDense(rng, 0.1, d),
-		toF64(AlibiBias(AlibiSlopes(heads), tlen, tlen, 0, true)),
+		toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(AlibiSlopes(heads)))),
 	}
 	gradCheck(t, ins, []int{0, 1, 2, 3, 4}, func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-		a := AlibiMultiHeadAttention{Heads: heads, WQKV: in[1], BQKV: in[2], WOut: in[3], BOut: in[4]}
-		return a.Forward(in[0], in[5])
+		a := MultiHeadAttention{Heads: heads, WQKV: in[1], BQKV: in[2], WOut: in[3], BOut: in[4]}
+		return a.Forward(in[0], in[5], AttentionConfig{QueryLen: tlen, Bias: AlibiScheme{}})
 	})
+}
+
+// attentionRun builds and runs the op on float32 inputs and returns its
+// output and, when withGrad, the gradients of sum(out*R) with respect to
+// qkv and to the bias parameters.
+func attentionRun(t *testing.T, qkv, params *tensor.Dense, cfg AttentionConfig, r []float32) (out []float32, grads [][]float32) {
+	t.Helper()
+	g := G.NewGraph()
+	x := G.NewTensor(g, G.Float32, 2, G.WithShape(qkv.Shape()...), G.WithValue(qkv.Clone()), G.WithName("qkv"))
+	var p *G.Node
+	wrt := G.Nodes{x}
+	if params != nil {
+		p = G.NewTensor(g, G.Float32, params.Dims(), G.WithShape(params.Shape()...), G.WithValue(params.Clone()), G.WithName("params"))
+		if cfg.Bias.trainable() {
+			wrt = append(wrt, p)
+		}
+	}
+	o := G.Must(Attention(x, p, cfg))
+	if r != nil {
+		rn := G.NewTensor(g, G.Float32, 2, G.WithShape(o.Shape()...), G.WithValue(tensor.New(tensor.WithShape(o.Shape()...), tensor.WithBacking(r))), G.WithName("R"))
+		if _, err := G.Grad(G.Must(G.Sum(G.Must(G.HadamardProd(o, rn)))), wrt...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runGraph(t, g)
+	out = append([]float32(nil), o.Value().Data().([]float32)...)
+	for _, n := range wrt {
+		if gv, err := n.Grad(); err == nil && r != nil {
+			grads = append(grads, append([]float32(nil), gv.Data().([]float32)...))
+		}
+	}
+	return out, grads
+}
+
+// relErr is max|a-b| / max|b|.
+func relErr(a, b []float32) float64 {
+	var d, m float64
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+		m = max(m, math.Abs(float64(b[i])))
+	}
+	return d / m
+}
+
+// The op with ALiBi computed in the kernel from the slopes equals the op
+// with the materialised AlibiBias tensor (and no bias equals CausalMask), in
+// float32 to 1e-5 relative, output and qkv gradient, for 1, 3, 4 and 12
+// heads and lengths that are not multiples of the tile; the slopes receive
+// no gradient, the full bias one.
+func TestAttentionInlineBiasEqualsMaterialised(t *testing.T) {
+	for _, tc := range []struct{ batch, tlen, heads, dHead int }{
+		{2, 7, 1, 8}, {1, 65, 3, 4}, {2, 130, 4, 8}, {1, 77, 12, 4}, {1, 600, 4, 8},
+	} {
+		rng := rand.New(rand.NewPCG(9, uint64(tc.tlen)))
+		d := tc.heads * tc.dHead
+		qkv := tensor.New(tensor.WithShape(tc.batch*tc.tlen, 3*d), tensor.WithBacking(randF32(rng, 1, tc.batch*tc.tlen*3*d)))
+		r := randF32(rng, 1, tc.batch*tc.tlen*d)
+		slopes := AlibiSlopes(tc.heads)
+		for _, scheme := range []string{"alibi", "none"} {
+			cfg := AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen}
+			var params, full *tensor.Dense
+			if scheme == "alibi" {
+				cfg.Bias, params = AlibiScheme{}, tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(slopes))
+				full = AlibiBias(slopes, tc.tlen, tc.tlen, 0, true)
+			} else {
+				full = CausalMask(tc.tlen, tc.tlen, 0)
+			}
+			out, grads := attentionRun(t, qkv, params, cfg, r)
+			if len(grads) != 1 {
+				t.Fatalf("%s: %d gradients, want qkv's only", scheme, len(grads))
+			}
+			wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen, Bias: FullBiasScheme{}}, r)
+			if len(wantGrads) != 2 {
+				t.Fatalf("full bias: %d gradients, want qkv's and the bias's", len(wantGrads))
+			}
+			eo, eg := relErr(out, wantOut), relErr(grads[0], wantGrads[0])
+			if !(eo <= 1e-5) || !(eg <= 1e-5) {
+				t.Errorf("%+v %s: output %.3g, qkv gradient %.3g relative to the materialised bias", tc, scheme, eo, eg)
+			}
+		}
+	}
+}
+
+func randF32(rng *rand.Rand, sd float64, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64() * sd)
+	}
+	return v
 }
 
 // Rows of a causal model never see later tokens: the output for the first
@@ -115,13 +238,9 @@ func TestAttentionCausalPrefix(t *testing.T) {
 	run := func(qkv *tensor.Dense) []float64 {
 		g := G.NewGraph()
 		x := G.NewTensor(g, G.Float64, 2, G.WithShape(tlen, 3*d), G.WithValue(qkv), G.WithName("qkv"))
-		b := BiasInput(g, toF64(AlibiBias(AlibiSlopes(heads), tlen, tlen, 0, true)), "bias")
-		out := G.Must(Attention(x, b, heads))
-		vm := G.NewTapeMachine(g)
-		defer vm.Close()
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
+		s := G.NewTensor(g, G.Float64, 1, G.WithShape(heads), G.WithValue(toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(AlibiSlopes(heads))))), G.WithName("slopes"))
+		out := G.Must(Attention(x, s, AttentionConfig{Heads: heads, QueryLen: tlen, Bias: AlibiScheme{}}))
+		runGraph(t, g)
 		return append([]float64(nil), out.Value().Data().([]float64)...)
 	}
 	qkv := randDense(rng, 1, tlen, 3*d)
@@ -141,26 +260,46 @@ func TestAttentionCausalPrefix(t *testing.T) {
 	}
 }
 
-// A huge ALiBi penalty next to the -1e9 mask must not produce NaN: the
-// softmax subtracts each row's own maximum.
+// A huge ALiBi penalty must not produce NaN: the softmax subtracts each
+// row's own maximum.
 func TestAttentionStableAtLongDistances(t *testing.T) {
 	const tlen = 4
 	g := G.NewGraph()
-	qkvT := tensor.New(tensor.WithShape(tlen, 3), tensor.WithBacking(make([]float32, tlen*3)))
-	for i := range qkvT.Data().([]float32) {
-		qkvT.Data().([]float32)[i] = 1
+	ones := make([]float32, tlen*3)
+	for i := range ones {
+		ones[i] = 1
 	}
-	qkv := G.NewTensor(g, G.Float32, 2, G.WithShape(tlen, 3), G.WithValue(qkvT), G.WithName("qkv"))
-	b := BiasInput(g, AlibiBias([]float32{1e6}, tlen, tlen, 0, true), "bias")
-	out := G.Must(Attention(qkv, b, 1))
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	qkv := G.NewTensor(g, G.Float32, 2, G.WithShape(tlen, 3), G.WithValue(tensor.New(tensor.WithShape(tlen, 3), tensor.WithBacking(ones))), G.WithName("qkv"))
+	s := G.NewTensor(g, G.Float32, 1, G.WithShape(1), G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]float32{1e6}))), G.WithName("slopes"))
+	out := G.Must(Attention(qkv, s, AttentionConfig{Heads: 1, QueryLen: tlen, Bias: AlibiScheme{}}))
+	runGraph(t, g)
 	for i, v := range out.Value().Data().([]float32) {
 		if math.IsNaN(float64(v)) || v != 1 {
 			t.Fatalf("output %d = %g, want 1", i, v)
+		}
+	}
+}
+
+// Bad configurations are errors, not panics.
+func TestAttentionRejects(t *testing.T) {
+	g := G.NewGraph()
+	qkv := G.NewTensor(g, G.Float32, 2, G.WithShape(8, 12), G.WithName("qkv"))
+	slopes := G.NewTensor(g, G.Float32, 1, G.WithShape(3), G.WithName("slopes"))
+	full := G.NewTensor(g, G.Float32, 3, G.WithShape(2, 8, 8), G.WithName("full"))
+	for _, tc := range []struct {
+		name   string
+		params *G.Node
+		cfg    AttentionConfig
+	}{
+		{"no heads", nil, AttentionConfig{QueryLen: 8}},
+		{"scheme without parameters", nil, AttentionConfig{Heads: 2, QueryLen: 8, Bias: AlibiScheme{}}},
+		{"parameters without scheme", slopes, AttentionConfig{Heads: 2, QueryLen: 8}},
+		{"slopes for 3 heads, 2 heads", slopes, AttentionConfig{Heads: 2, QueryLen: 8, Bias: AlibiScheme{}}},
+		{"full bias of the wrong length", full, AttentionConfig{Heads: 2, QueryLen: 4, Bias: FullBiasScheme{}}},
+		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, Bias: FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 4)}},
+	} {
+		if _, err := Attention(qkv, tc.params, tc.cfg); err == nil {
+			t.Errorf("%s: no error", tc.name)
 		}
 	}
 }

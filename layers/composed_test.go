@@ -464,11 +464,14 @@ func TestLayerNormMatchesComposed(t *testing.T) {
 	runComposedCases(t, cases)
 }
 
+// The attention op against the composed computation with the materialised
+// bias: ALiBi computed inside the kernel from the slopes, no bias (the mask
+// alone), and a learned full bias, whose gradient is compared too.
 func TestAttentionMatchesComposed(t *testing.T) {
 	var cases []composedCase
 	for _, s := range []struct {
 		batch, tlen, heads, dHead int
-		bias                      string // alibi, mask or bidirectional (non-causal ALiBi)
+		bias                      string // alibi, mask, full (learned, per head) or shared (learned, one matrix)
 	}{
 		{2, 5, 2, 3, "alibi"},
 		{1, 6, 3, 4, "alibi"},
@@ -476,29 +479,58 @@ func TestAttentionMatchesComposed(t *testing.T) {
 		{2, 5, 2, 3, "mask"},
 		{2, 4, 4, 2, "mask"},
 		{1, 7, 3, 2, "mask"},
-		{2, 4, 3, 2, "bidirectional"},
+		{2, 4, 3, 2, "full"},
+		{2, 5, 2, 2, "shared"},
 	} {
 		rng := rand.New(rand.NewPCG(31, uint64(3+len(cases))))
 		d := s.heads * s.dHead
+		slopes := toF64(tensor.New(tensor.WithShape(s.heads), tensor.WithBacking(AlibiSlopes(s.heads))))
 		var bias *tensor.Dense
+		cfg := AttentionConfig{Heads: s.heads, QueryLen: s.tlen}
+		wrt := []int{0}
 		switch s.bias {
 		case "alibi":
-			bias = toF64(AlibiBias(AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true))
+			bias, cfg.Bias = toF64(AlibiBias(AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), AlibiScheme{}
 		case "mask":
 			bias = toF64(CausalMask(s.tlen, s.tlen, 0))
+		case "full":
+			bias, cfg.Bias, wrt = maskedRandom(rng, s.heads, s.tlen), FullBiasScheme{}, []int{0, 1}
 		default:
-			bias = toF64(AlibiBias(AlibiSlopes(s.heads), s.tlen, s.tlen, 0, false))
+			bias, cfg.Bias, wrt = maskedRandom(rng, 1, s.tlen), FullBiasScheme{}, []int{0, 1}
 		}
 		heads := s.heads
 		cases = append(cases, composedCase{
 			fmt.Sprintf("batch %d T %d heads %d dh %d %s", s.batch, s.tlen, s.heads, s.dHead, s.bias),
-			[]*tensor.Dense{randDense(rng, 1.5, s.batch*s.tlen, 3*d), bias},
-			[]int{0},
-			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Attention(in[0], in[1], heads) },
+			[]*tensor.Dense{randDense(rng, 1.5, s.batch*s.tlen, 3*d), bias, slopes},
+			wrt,
+			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+				switch cfg.Bias.(type) {
+				case AlibiScheme:
+					return Attention(in[0], in[2], cfg)
+				case FullBiasScheme:
+					return Attention(in[0], in[1], cfg)
+				}
+				return Attention(in[0], nil, cfg)
+			},
 			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return composedAttention(in[0], in[1], heads) },
 		})
 	}
 	runComposedCases(t, cases)
+}
+
+// maskedRandom is a random (heads, T, T) bias with the causal mask above the
+// diagonal, so that the composed reference ignores the entries the causal
+// op never reads (their gradient is 0 in both).
+func maskedRandom(rng *rand.Rand, heads, tlen int) *tensor.Dense {
+	b := randDense(rng, 1, heads, tlen, tlen)
+	mask := CausalMask(tlen, tlen, 0).Data().([]float32)
+	v := b.Data().([]float64)
+	for i := range v {
+		if m := mask[i%(tlen*tlen)]; m != 0 {
+			v[i] = float64(m)
+		}
+	}
+	return b
 }
 
 func TestAddRowsMatchesComposed(t *testing.T) {

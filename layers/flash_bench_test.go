@@ -37,7 +37,7 @@ type flashBench struct {
 	p     *flashProblem[float32]
 	g     *dGradients[float32]
 	alibi []float32
-	bias  slopeBias[float32]
+	bias  tileBias[float32]
 	lse   []float32
 }
 
@@ -45,7 +45,7 @@ func newFlashBench(fc flashCase) *flashBench {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := newFlashProblem[float32](rng, fc, true)
 	return &flashBench{fc: fc, p: p, g: newGradients(rng, p),
-		bias: newSlopeBias[float32](AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
+		bias: alibiKernelBias[float32](AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
 }
 
 // materialisedBias builds the (H, T, T) ALiBi bias on first use.
@@ -149,11 +149,11 @@ func BenchmarkFlashDecode(b *testing.B) {
 		for _, batch := range []int{1, 8} {
 			fc := flashCase{nSeq: batch, qLen: 1, offset: kLen - 1, heads: benchHeads, dHead: benchDHead}
 			p := newFlashProblem[float32](rand.New(rand.NewPCG(3, 4)), fc, false)
-			bias := newSlopeBias[float32](AlibiSlopes(fc.heads), kLen)
+			bias := alibiKernelBias[float32](AlibiSlopes(fc.heads), kLen)
 			b.Run(fmt.Sprintf("kLen=%d,batch=%d", kLen, batch), func(b *testing.B) {
 				var cache any
 				for b.Loop() {
-					flashForward(p.seqs, 1, fc.heads, fc.dHead, float32(fc.scale()), tileBias[float32](bias), nil, flashOpts{scratch: &cache})
+					flashForward(p.seqs, 1, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, flashOpts{scratch: &cache})
 				}
 				reportTokens(b, batch)
 			})

@@ -28,62 +28,6 @@ type learnedBias[T float] interface {
 	accumulate(acc []T, h, pos, j0 int, ds []T)
 }
 
-// slopeBias is the ALiBi bias computed from the slopes: the score of the
-// query at position pos on key j gets -m_h*(pos-j), which equals the
-// corresponding entry of AlibiBias(slopes, ...) (computed in T). A head with
-// a zero slope, and every head when there are no slopes, gets no bias: the
-// plain causal attention of sinusoidal and position-free (NoPE) models. It
-// has no trainable entries.
-//
-// The biases of distances below a preset length are read from a per-head
-// table, so that adding a row of them is one vector addition; longer
-// distances are computed inline (same values, more slowly).
-type slopeBias[T float] struct {
-	slopes []T
-	// ramps[h][t] = -m_h*(n-1-t) for t in [0, n): the biases of distances
-	// n-1 down to 0, so that a row's keys, whose distances decrease by one
-	// per key, read a contiguous slice. nil for a zero slope.
-	ramps [][]T
-}
-
-// newSlopeBias returns the ALiBi bias of the given slopes (as returned by
-// AlibiSlopes; nil for none), with tables for distances below maxLen (the
-// call's number of keys, or the longest sequence expected): heads*maxLen
-// elements.
-func newSlopeBias[T float](slopes []float32, maxLen int) slopeBias[T] {
-	b := slopeBias[T]{slopes: make([]T, len(slopes)), ramps: make([][]T, len(slopes))}
-	for h, m := range slopes {
-		b.slopes[h] = T(m)
-		if m == 0 || maxLen < 1 {
-			continue
-		}
-		r := make([]T, maxLen)
-		for t := range r {
-			r[t] = -T(m) * T(maxLen-1-t)
-		}
-		b.ramps[h] = r
-	}
-	return b
-}
-
-// add adds -m_h*d to each score, d = pos-j being the distance from the query
-// back to key j.
-func (b slopeBias[T]) add(h, pos, j0 int, row []T) {
-	if len(b.slopes) == 0 || b.slopes[h] == 0 {
-		return
-	}
-	d := pos - j0 // distance of the row's first key, the largest
-	if r := b.ramps[h]; d < len(r) {
-		t := len(r) - 1 - d
-		addTo(row, r[t:t+len(row)])
-		return
-	}
-	negM := -b.slopes[h]
-	for jj := range row {
-		row[jj] += negM * T(d-jj)
-	}
-}
-
 // fullBias is a materialised bias tensor of shape (heads, qLen, kLen), heads
 // being the number of attention heads or 1 (one matrix shared by all heads),
 // as built by AlibiBias or CausalMask: query row i stands at absolute

@@ -111,23 +111,23 @@ func (p *flashProblem[T]) output() ([]float64, bool) {
 type biasKind int
 
 const (
-	alibiSlopes biasKind = iota // slopeBias from AlibiSlopes
+	alibiSlopes biasKind = iota // AlibiScheme's distance tables from AlibiSlopes
 	alibiFull                   // fullBias of AlibiBias, one matrix per head
-	alibiInline                 // slopeBias with tables for half the distances
-	noSlopes                    // slopeBias without slopes: plain causal
-	zeroSlopes                  // slopeBias with zero slopes: plain causal
+	alibiLong                   // AlibiScheme's tables, grown from a shorter call
+	noSlopes                    // no bias: plain causal
+	zeroSlopes                  // AlibiScheme with zero slopes: plain causal
 	maskFull                    // fullBias of CausalMask, shared by all heads
 )
 
 func (k biasKind) String() string {
-	return [...]string{"alibiSlopes", "alibiFull", "alibiInline", "noSlopes", "zeroSlopes", "maskFull"}[k]
+	return [...]string{"alibiSlopes", "alibiFull", "alibiLong", "noSlopes", "zeroSlopes", "maskFull"}[k]
 }
 
 // reference returns the materialised bias of the kind, as AlibiBias or
 // CausalMask build it for the whole call.
 func (k biasKind) reference(fc flashCase) *tensor.Dense {
 	switch k {
-	case alibiSlopes, alibiFull, alibiInline:
+	case alibiSlopes, alibiFull, alibiLong:
 		return AlibiBias(AlibiSlopes(fc.heads), fc.qLen, fc.kLen(), fc.offset, true)
 	default:
 		return CausalMask(fc.qLen, fc.kLen(), fc.offset)
@@ -138,17 +138,28 @@ func (k biasKind) reference(fc flashCase) *tensor.Dense {
 func kernelBias[T float](k biasKind, fc flashCase) tileBias[T] {
 	switch k {
 	case alibiSlopes:
-		return newSlopeBias[T](AlibiSlopes(fc.heads), fc.kLen())
-	case alibiInline:
-		return newSlopeBias[T](AlibiSlopes(fc.heads), fc.kLen()/2)
+		return alibiKernelBias[T](AlibiSlopes(fc.heads), fc.kLen())
+	case alibiLong:
+		// Tables first built for half the keys, then grown (by doubling)
+		// for this call: the grown tables must be as good as fresh ones.
+		var cache any
+		alibiTables[T](AlibiSlopes(fc.heads), max(1, fc.kLen()/2), &cache)
+		return alibiTables[T](AlibiSlopes(fc.heads), fc.kLen(), &cache)
 	case noSlopes:
-		return newSlopeBias[T](nil, fc.kLen())
+		return nil
 	case zeroSlopes:
-		return newSlopeBias[T](make([]float32, fc.heads), fc.kLen())
+		return alibiKernelBias[T](make([]float32, fc.heads), fc.kLen())
 	default:
 		ref := k.reference(fc)
 		return newFullBias(convertTo[T](ref.Data().([]float32)), ref.Shape()[0], fc.qLen, fc.kLen(), fc.offset)
 	}
+}
+
+// alibiKernelBias is the bias AlibiScheme gives the kernel for slopes and
+// keys up to kLen.
+func alibiKernelBias[T float](slopes []float32, kLen int) tileBias[T] {
+	var cache any
+	return alibiTables[T](slopes, kLen, &cache)
 }
 
 func convertTo[T, S float](x []S) []T {
@@ -361,7 +372,7 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 	for _, opt := range flashTestTiles {
 		lse := make([]float32, len(seqs)*heads*qLen)
 		slopes := AlibiSlopes(heads)
-		flashForward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), newSlopeBias[float32](slopes, 100), lse, opt)
+		flashForward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), alibiKernelBias[float32](slopes, maxKLen(seqs, qLen)), lse, opt)
 		wantO, wantL := refAttention(seqs, qLen, heads, dHead, 1/math.Sqrt(dHead), func(s int) *tensor.Dense {
 			return AlibiBias(slopes, qLen, offsets[s]+qLen, offsets[s], true)
 		})
@@ -444,7 +455,7 @@ func TestFlashForwardStableAtLongDistances(t *testing.T) {
 	o := make([]float32, qLen*dHead)
 	seqs := flashPackedSeqs(seq, o, 1, qLen, dHead)
 	lse := make([]float32, qLen)
-	flashForward(seqs, qLen, 1, dHead, 1, newSlopeBias[float32]([]float32{1e6}, qLen), lse, flashOpts{blockQ: 8, blockK: 8})
+	flashForward(seqs, qLen, 1, dHead, 1, alibiKernelBias[float32]([]float32{1e6}, qLen), lse, flashOpts{blockQ: 8, blockK: 8})
 	for i, v := range o {
 		if v != 1 {
 			t.Fatalf("output %d = %g, want 1", i, v)
@@ -681,7 +692,7 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 	fc := flashCase{nSeq: 1, qLen: qLen, heads: heads, dHead: dHead}
 	p := newFlashProblem[float32](rng, fc, true)
 	lse := make([]float32, fc.lseLen())
-	bias := newSlopeBias[float32](AlibiSlopes(heads), qLen)
+	bias := alibiKernelBias[float32](AlibiSlopes(heads), qLen)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	flashForward(p.seqs, qLen, heads, dHead, float32(fc.scale()), bias, lse, flashOpts{})

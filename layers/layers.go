@@ -25,25 +25,28 @@ func (m MLP) Forward(x *G.Node) (*G.Node, error) {
 	return Linear(h, m.W2, m.B2)
 }
 
-// AlibiMultiHeadAttention is causal multi-head self-attention with an
-// additive position bias: project x to queries, keys and values with one
-// matrix, attend per head with softmax(QK^T/sqrt(d_head) + bias), and project
-// the concatenated heads back. The bias is a constant input node built by
-// BiasInput from AlibiBias (ALiBi) or CausalMask (sinusoidal, none), so one
-// code path serves every position scheme.
-type AlibiMultiHeadAttention struct {
+// MultiHeadAttention is causal multi-head self-attention with a position
+// bias: project x to queries, keys and values with one matrix, attend per
+// head with softmax(QK^T/sqrt(d_head) + bias) (see Attention), and project
+// the concatenated heads back. The bias comes from the position scheme of
+// the call's AttentionConfig (ALiBi from its slopes, or none for the
+// sinusoidal and position-free models), computed inside the kernel, so one
+// code path serves every scheme.
+type MultiHeadAttention struct {
 	Heads      int
 	WQKV, BQKV *G.Node // (D, 3D), (3D)
 	WOut, BOut *G.Node // (D, D), (D)
 }
 
-// Forward attends over x (batch*T, D) rows, T being the bias's length.
-func (a AlibiMultiHeadAttention) Forward(x, bias *G.Node) (*G.Node, error) {
+// Forward attends over x (batch*cfg.QueryLen, D) rows; biasParams are the
+// parameters of cfg.Bias (nil without one). cfg.Heads is the layer's.
+func (a MultiHeadAttention) Forward(x, biasParams *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	qkv, err := Linear(x, a.WQKV, a.BQKV)
 	if err != nil {
 		return nil, fmt.Errorf("attention qkv: %w", err)
 	}
-	h, err := Attention(qkv, bias, a.Heads)
+	cfg.Heads = a.Heads
+	h, err := Attention(qkv, biasParams, cfg)
 	if err != nil {
 		return nil, err
 	}

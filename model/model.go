@@ -10,17 +10,16 @@ import (
 )
 
 // Model is a configured model with its weights. Position buffers (the ALiBi
-// slopes, the bias or mask of the last length used, the sinusoidal table)
-// are non-trainable and shared by every graph built from the model.
+// slopes, the sinusoidal table of the last length used) are non-trainable
+// and shared by every graph built from the model.
 type Model struct {
 	Config  Config
 	Weights *Weights
 	// Slopes are the ALiBi slopes (nil for other position schemes): a
-	// non-trainable buffer, saved in checkpoints.
+	// non-trainable buffer, saved in checkpoints. The attention kernels
+	// compute the bias from them; no (T, T) bias is ever built.
 	Slopes []float32
 
-	bias     *tensor.Dense // AlibiBias or CausalMask for biasLen
-	biasLen  int
 	table    *tensor.Dense // sinusoidal table for tableLen
 	tableLen int
 }
@@ -48,18 +47,16 @@ func FromWeights(cfg Config, w *Weights) (*Model, error) {
 	return m, nil
 }
 
-// AttentionBias returns the (heads, T, T) ALiBi bias, or the (1, T, T) causal
-// mask for the other schemes. It is built once per length and reused.
-func (m *Model) AttentionBias(length int) *tensor.Dense {
-	if m.bias == nil || m.biasLen != length {
-		if m.Config.Pos == PosALiBi {
-			m.bias = layers.AlibiBias(m.Slopes, length, length, 0, true)
-		} else {
-			m.bias = layers.CausalMask(length, length, 0)
-		}
-		m.biasLen = length
+// positionBias returns the attention's bias scheme and its parameters'
+// input node in g: for ALiBi the slopes, as a constant node that reads
+// m.Slopes in place (it is never differentiated or updated); nil for the
+// schemes whose attention has no bias.
+func (m *Model) positionBias(g *G.ExprGraph) (layers.BiasScheme, *G.Node) {
+	if m.Config.Pos != PosALiBi {
+		return nil, nil
 	}
-	return m.bias
+	slopes := tensor.New(tensor.WithShape(len(m.Slopes)), tensor.WithBacking(m.Slopes))
+	return layers.AlibiScheme{}, layers.BiasInput(g, slopes, "alibi_slopes")
 }
 
 func (m *Model) sinusoidal(length int) *tensor.Dense {
@@ -116,7 +113,8 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 			return nil, err
 		}
 	}
-	bias := layers.BiasInput(g, m.AttentionBias(length), "attention_bias")
+	scheme, biasParams := m.positionBias(g)
+	attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
 
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
@@ -124,9 +122,9 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 		if err != nil {
 			return nil, err
 		}
-		attn := layers.AlibiMultiHeadAttention{Heads: cfg.NHeads,
+		attn := layers.MultiHeadAttention{Heads: cfg.NHeads,
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
-		if h, err = attn.Forward(h, bias); err != nil {
+		if h, err = attn.Forward(h, biasParams, attnCfg); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
 		if x, err = layers.Add(x, h); err != nil {

@@ -1,0 +1,329 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// AttentionConfig describes one attention op.
+type AttentionConfig struct {
+	Heads int
+	// QueryLen is the number of rows of each sequence in qkv: the sequence
+	// length, or, with a Cache, the number of new tokens per sequence.
+	QueryLen int
+	// Bias is the position scheme that biases the scores (nil: the causal
+	// mask alone, as for sinusoidal and position-free models); its
+	// parameters are the op's second input.
+	Bias BiasScheme
+	// Cache, when not nil, makes the op incremental: the new rows' keys and
+	// values are stored after those of the earlier tokens, and the queries,
+	// standing at their absolute positions, attend to all of them.
+	Cache *KVCache
+}
+
+// Attention is causal multi-head scaled dot-product attention with a
+// position bias computed inside the kernel:
+//
+//	out_h = softmax(Q_h K_h^T / sqrt(d_head) + B_h) V_h,
+//
+// over the keys at or before each query. qkv is (batch*QueryLen, 3D): the
+// queries, keys and values side by side, head h taking columns
+// h*d_head..(h+1)*d_head-1 of each block; the output is (batch*QueryLen, D),
+// heads concatenated. params holds the bias scheme's parameters (nil when
+// cfg.Bias is nil). The tiled kernels never build a (T, T) array: memory
+// grows linearly with the length.
+//
+// The gradient flows to qkv, and to params when the scheme is trainable;
+// a constant buffer such as the ALiBi slopes gets none.
+func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
+	if cfg.Heads < 1 || cfg.QueryLen < 1 {
+		return nil, fmt.Errorf("attention: heads (%d) and query length (%d) must be positive", cfg.Heads, cfg.QueryLen)
+	}
+	if qkv.Dims() != 2 {
+		return nil, fmt.Errorf("attention: want qkv of rank 2, got shape %v", qkv.Shape())
+	}
+	if (cfg.Bias == nil) != (params == nil) {
+		return nil, fmt.Errorf("attention: a bias scheme needs its parameters and parameters need a scheme")
+	}
+	if _, full := cfg.Bias.(FullBiasScheme); full && cfg.Cache != nil {
+		return nil, fmt.Errorf("attention: a full (T, T) bias cannot be used with a key/value cache")
+	}
+	op := &attentionOp{cfg: cfg}
+	key := fmt.Sprintf("Attention{heads=%d, q=%d", cfg.Heads, cfg.QueryLen)
+	inputs := G.Nodes{qkv}
+	types := []hm.Type{tt(2, tvA)}
+	if cfg.Bias != nil {
+		if err := cfg.Bias.checkParams(params.Shape(), cfg.Heads, cfg.QueryLen); err != nil {
+			return nil, fmt.Errorf("attention: %w", err)
+		}
+		key += ", bias=" + cfg.Bias.Name()
+		inputs = append(inputs, params)
+		types = append(types, tt(params.Dims(), tvA))
+	}
+	if cfg.Cache != nil {
+		key += fmt.Sprintf(", cache=%p", cfg.Cache)
+	}
+	op.opBase = opBase{key: key + "}", arity: len(inputs), typ: hm.NewFnType(append(types, tt(2, tvA))...)}
+	return G.ApplyOp(op, inputs...)
+}
+
+// attentionOp is the forward op. Once a gradient is asked for (SymDiff), it
+// keeps each row's log-sum-exp for the backward pass, in buffers reused
+// from step to step.
+type attentionOp struct {
+	opBase
+	cfg       AttentionConfig
+	keepLSE   bool
+	lse       any // []float32 or []float64: batch*heads*QueryLen
+	scratch   any // the kernels' per-worker buffers
+	biasCache any // what the bias scheme reuses between calls
+	dParams   *tensor.Dense
+}
+
+// geometry returns the batch size and model width of qkv's shape.
+func (o *attentionOp) geometry(qkv tensor.Shape) (batch, d int, err error) {
+	if len(qkv) != 2 || qkv[0]%o.cfg.QueryLen != 0 || qkv[1]%3 != 0 || (qkv[1]/3)%o.cfg.Heads != 0 {
+		return 0, 0, fmt.Errorf("attention: qkv of shape %v is not batch x %d rows of 3 x %d heads x d_head", qkv, o.cfg.QueryLen, o.cfg.Heads)
+	}
+	return qkv[0] / o.cfg.QueryLen, qkv[1] / 3, nil
+}
+
+func (o *attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	q, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	_, d, err := o.geometry(q)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{q[0], d}, nil
+}
+
+// call gathers what both passes need: the inputs as dense tensors, the
+// sequence views and the kernel bias.
+type attnCall struct {
+	qkv, params *tensor.Dense
+	batch, d    int
+}
+
+func (o *attentionOp) inputs(vals []G.Value) (attnCall, error) {
+	var c attnCall
+	if err := o.checkArity(len(vals)); err != nil {
+		return c, err
+	}
+	ds, err := denseAll(o.key, vals)
+	if err != nil {
+		return c, err
+	}
+	c.qkv = ds[0]
+	if len(ds) > 1 {
+		c.params = ds[1]
+	}
+	c.batch, c.d, err = o.geometry(c.qkv.Shape())
+	return c, err
+}
+
+// scale is 1/sqrt(d_head).
+func (o *attentionOp) scale(d int) float64 { return 1 / math.Sqrt(float64(d/o.cfg.Heads)) }
+
+func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
+	c, err := o.inputs(vals)
+	if err != nil {
+		return nil, err
+	}
+	out := o.output(c.qkv.Dtype(), c.qkv.Shape()[0], c.d)
+	switch q := c.qkv.Data().(type) {
+	case []float32:
+		err = attnForwardOp(o, c, q, out.Data().([]float32))
+	case []float64:
+		err = attnForwardOp(o, c, q, out.Data().([]float64))
+	default:
+		err = fmt.Errorf("%s: unsupported dtype %v", o.key, c.qkv.Dtype())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// seqs returns the kernel's sequence views: the packed rows of each
+// sequence, or the new rows against the cache.
+func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T], error) {
+	if o.cfg.Cache == nil {
+		return flashPackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
+	}
+	q32, ok := any(qkv).([]float32)
+	if !ok {
+		return nil, fmt.Errorf("%s: a key/value cache holds float32 only", o.key)
+	}
+	if len(o.cfg.Cache.pos.Len) != c.batch || o.cfg.Cache.d != c.d {
+		return nil, fmt.Errorf("%s: the cache is for %d sequences of width %d, the input has %d of width %d",
+			o.key, len(o.cfg.Cache.pos.Len), o.cfg.Cache.d, c.batch, c.d)
+	}
+	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen)
+	return any(seqs).([]flashSeq[T]), err
+}
+
+// kernelBias returns the scheme's bias for keys up to kLen, or nil.
+func attnBias[T float](o *attentionOp, c attnCall, kLen int) tileBias[T] {
+	if o.cfg.Bias == nil {
+		return nil
+	}
+	return o.cfg.Bias.tile(c.params.Data(), o.cfg.Heads, kLen, &o.biasCache).(tileBias[T])
+}
+
+func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
+	seqs, err := attnSeqs(o, c, qkv, out)
+	if err != nil {
+		return err
+	}
+	var lse []T
+	if o.keepLSE {
+		lse, _ = o.lse.([]T)
+		lse = resize(lse, c.batch*o.cfg.Heads*o.cfg.QueryLen)
+		o.lse = lse
+	}
+	flashForward(seqs, o.cfg.QueryLen, o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
+		attnBias[T](o, c, maxKLen(seqs, o.cfg.QueryLen)), lse, flashOpts{scratch: &o.scratch})
+	return nil
+}
+
+// DiffWRT: qkv always; the parameters when the scheme is trainable.
+func (o *attentionOp) DiffWRT(n int) []bool {
+	if n == 1 {
+		return []bool{true}
+	}
+	return []bool{true, o.cfg.Bias.trainable()}
+}
+
+// SymDiff returns the gradient of qkv (and of a trainable scheme's
+// parameters) and switches the op to keeping what the backward pass needs.
+func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if o.cfg.Cache != nil {
+		return nil, fmt.Errorf("%s: no gradient through a key/value cache", o.key)
+	}
+	o.keepLSE = true
+	b := &attentionGradOp{fwd: o}
+	types := []hm.Type{tt(2, tvA), tt(2, tvA), tt(2, tvA)}
+	in := G.Nodes{inputs[0], output, grad}
+	if len(inputs) > 1 {
+		types = append(types, tt(inputs[1].Dims(), tvA))
+		in = append(in, inputs[1])
+	}
+	b.opBase = opBase{key: "AttentionGrad" + o.key[len("Attention"):], arity: len(in), typ: hm.NewFnType(append(types, tt(2, tvA))...)}
+	// The forward output is an input only to order the two: the lse must
+	// come from this step's forward pass.
+	dqkv, err := G.ApplyOp(b, in...)
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) == 1 {
+		return G.Nodes{dqkv}, nil
+	}
+	if !o.cfg.Bias.trainable() {
+		return G.Nodes{dqkv, nil}, nil
+	}
+	p := &attentionParamGradOp{fwd: o}
+	p.opBase = opBase{key: "AttentionParamGrad" + o.key[len("Attention"):], arity: 2,
+		typ: hm.NewFnType(tt(inputs[1].Dims(), tvA), tt(2, tvA), tt(inputs[1].Dims(), tvA))}
+	dp, err := G.ApplyOp(p, inputs[1], dqkv)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dqkv, dp}, nil
+}
+
+// attentionGradOp computes d(qkv) from the saved lse, the forward output
+// and d(out); for a trainable scheme it also computes the parameters'
+// gradient, which attentionParamGradOp hands to the graph.
+type attentionGradOp struct {
+	opBase
+	fwd      *attentionOp
+	biasGrad any
+}
+
+func (o *attentionGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return shapeOf(o.key, in, 0)
+}
+
+func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	ds, err := denseAll(o.key, vals)
+	if err != nil {
+		return nil, err
+	}
+	c := attnCall{qkv: ds[0]}
+	if len(ds) > 3 {
+		c.params = ds[3]
+	}
+	if c.batch, c.d, err = o.fwd.geometry(c.qkv.Shape()); err != nil {
+		return nil, err
+	}
+	dqkv := o.output(c.qkv.Dtype(), c.qkv.Shape()...)
+	switch q := c.qkv.Data().(type) {
+	case []float32:
+		err = attnBackwardOp(o, c, q, ds[1].Data().([]float32), ds[2].Data().([]float32), dqkv.Data().([]float32))
+	case []float64:
+		err = attnBackwardOp(o, c, q, ds[1].Data().([]float64), ds[2].Data().([]float64), dqkv.Data().([]float64))
+	default:
+		err = fmt.Errorf("%s: unsupported dtype %v", o.key, c.qkv.Dtype())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return dqkv, nil
+}
+
+func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqkv []T) error {
+	f := o.fwd
+	lse, ok := f.lse.([]T)
+	if !ok || len(lse) != c.batch*f.cfg.Heads*f.cfg.QueryLen {
+		return fmt.Errorf("%s: no log-sum-exp kept from the forward pass", o.key)
+	}
+	t := f.cfg.QueryLen
+	seqs := flashPackedSeqs(qkv, out, c.batch, t, c.d)
+	bias := attnBias[T](f, c, t)
+	var biasGrad []T
+	if f.cfg.Bias != nil && f.cfg.Bias.trainable() {
+		biasGrad, _ = o.biasGrad.([]T)
+		biasGrad = resize(biasGrad, bias.(learnedBias[T]).gradLen())
+		o.biasGrad = biasGrad
+	}
+	flashBackward(seqs, flashPackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
+		bias, lse, biasGrad, flashOpts{scratch: &f.scratch})
+	if biasGrad != nil {
+		if f.dParams == nil || !f.dParams.Shape().Eq(c.params.Shape()) || f.dParams.Dtype() != c.params.Dtype() {
+			f.dParams = newLike(c.params.Dtype(), c.params.Shape()...)
+		}
+		f.cfg.Bias.paramGrad(c.params.Data(), biasGrad, f.dParams.Data())
+	}
+	return nil
+}
+
+// attentionParamGradOp returns the parameters' gradient computed by the
+// backward op, which its second input orders before it.
+type attentionParamGradOp struct {
+	opBase
+	fwd *attentionOp
+}
+
+func (o *attentionParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return shapeOf(o.key, in, 0)
+}
+
+func (o *attentionParamGradOp) Do(vals ...G.Value) (G.Value, error) {
+	if err := o.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	if o.fwd.dParams == nil {
+		return nil, fmt.Errorf("%s: the backward pass has not run", o.key)
+	}
+	return o.fwd.dParams, nil
+}
