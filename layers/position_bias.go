@@ -51,8 +51,8 @@ func (AlibiScheme) checkParams(p tensor.Shape, heads, _ int) error {
 	return nil
 }
 
-func (AlibiScheme) trainable() bool         { return false }
-func (AlibiScheme) paramGrad(_, _, _ any)   {}
+func (AlibiScheme) trainable() bool       { return false }
+func (AlibiScheme) paramGrad(_, _, _ any) {}
 func (s AlibiScheme) tile(params any, heads, kLen int, cache *any) any {
 	switch p := params.(type) {
 	case []float32:
