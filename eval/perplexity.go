@@ -31,7 +31,55 @@ type Options struct {
 	BatchTokens int
 	// MaxTokens > 0 scores only the first MaxTokens+1 tokens of the stream.
 	MaxTokens int
+	// MemoryLimit > 0 makes Perplexity refuse, before allocating, a call
+	// whose estimated memory (EstimateBytes) exceeds it.
+	MemoryLimit int64
 }
+
+// EstimateBytes estimates the memory that Perplexity allocates for a stream
+// of n tokens: the largest evaluation graph it builds (see
+// model.EvalGraphBytes) plus the harness's own per-token buffers (40 bytes:
+// ids, targets and losses) and its per-position sums.
+func EstimateBytes(m *model.Model, n int, o Options) int64 {
+	l, batch := largestPass(n, o)
+	return m.EvalGraphBytes(batch, l) + int64(batch*l)*40 + int64(o.Len)*16
+}
+
+// largestPass returns the window length and batch of the largest forward
+// pass Perplexity makes over n tokens.
+func largestPass(n int, o Options) (l, batch int) {
+	if o.MaxTokens > 0 && o.MaxTokens+1 < n {
+		n = o.MaxTokens + 1
+	}
+	if o.BatchTokens < 1 {
+		o.BatchTokens = defaultBatchTokens
+	}
+	l = max(1, min(o.Len, n-1))
+	windows := max(1, (n-1+o.Len-1)/o.Len)
+	if o.Stride > 0 {
+		windows = max(1, (n-1-o.Len+o.Stride-1)/o.Stride+1)
+	}
+	return l, min(windows, max(1, o.BatchTokens/l))
+}
+
+// MemoryError says that an evaluation would need more memory than allowed.
+type MemoryError struct {
+	Len, Batch  int   // the window length and the windows per forward pass
+	Need, Limit int64 // bytes
+}
+
+func (e *MemoryError) Error() string {
+	what := fmt.Sprintf("%d windows of %d tokens", e.Batch, e.Len)
+	if e.Batch == 1 {
+		what = fmt.Sprintf("one window of %d tokens", e.Len)
+	}
+	return fmt.Sprintf("length %d needs about %s (%s per forward pass) but only %s is available",
+		e.Len, osutil.FormatBytes(e.Need), what, osutil.FormatBytes(e.Limit))
+}
+
+// defaultBatchTokens is the tokens of one forward pass, as in the PyTorch
+// reference.
+const defaultBatchTokens = 4096
 
 // Result is the measurement at one length.
 type Result struct {
@@ -64,7 +112,13 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 		tokens = tokens[:o.MaxTokens+1]
 	}
 	if o.BatchTokens < 1 {
-		o.BatchTokens = 4096
+		o.BatchTokens = defaultBatchTokens
+	}
+	if o.MemoryLimit > 0 {
+		if need := EstimateBytes(m, len(tokens), o); need > o.MemoryLimit {
+			l, batch := largestPass(len(tokens), o)
+			return Result{}, &MemoryError{Len: l, Batch: batch, Need: need, Limit: o.MemoryLimit}
+		}
 	}
 	var ws []data.Window
 	var err error

@@ -201,3 +201,29 @@ func (gr *Graph) GradData(i int) []float32 { return gr.Grads[i].Value().Data().(
 
 // Close releases the graph's machine and its buffers.
 func (gr *Graph) Close() error { return gr.vm.Close() }
+
+// EvalGraphBytes estimates the memory that an evaluation graph (no
+// gradients) of batch sequences of the given length holds once it has run:
+// every op's output buffer, per token, plus the position buffers. Per token,
+// with d = d_model, f = d_ff, v = vocab and L layers: the ids (8+8 bytes), the
+// embedding (4d), per layer two LayerNorms, the qkv projection, attention,
+// output projection, two residual sums and the second MLP layer (10 buffers
+// of 4d), the MLP's hidden layer and its GELU (2 of 4f) and 32 bytes of row
+// statistics, the final LayerNorm (4d+16) and the logits (4v); a sinusoidal
+// model adds the position sum (4d) and its (length, d) table. The tiled
+// attention's scratch does not grow with the length. The model's weights
+// are not included.
+func (m *Model) EvalGraphBytes(batch, length int) int64 {
+	c := m.Config
+	d, f, v, l := int64(c.DModel), int64(c.DFF), int64(c.Vocab), int64(c.NLayers)
+	perToken := 16 + 4*d + l*(40*d+8*f+32) + 4*d + 16 + 4*v
+	n := int64(batch) * int64(length)
+	total := n * perToken
+	if c.Pos == PosSinusoidal {
+		total += n*4*d + int64(length)*4*d
+	}
+	if c.Pos == PosALiBi {
+		total += int64(c.NHeads) * int64(length) * 4 // the distance tables
+	}
+	return total
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"gopkg.in/yaml.v3"
 
-	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
@@ -139,24 +138,5 @@ func (p *progress) finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 		fmt.Fprintln(p.w)
-	}
-}
-
-// corpusProgress shows a byte-count bar while a directory corpus is read, on
-// a terminal; elsewhere it shows nothing (the summary line follows).
-func corpusProgress(w io.Writer, terminal bool) data.Progress {
-	if !terminal {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	return func(read, total int64) {
-		if bar == nil {
-			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("reading corpus"),
-				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-		}
-		bar.Set64(read)
-		if read == total {
-			bar.Finish()
-		}
 	}
 }

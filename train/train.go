@@ -37,6 +37,9 @@ type Options struct {
 	// discards it.
 	Log      io.Writer
 	Terminal bool
+	// CorpusProgress, when not nil, is told the progress of reading a
+	// directory corpus.
+	CorpusProgress data.Progress
 }
 
 // Summary is written to summary.json at the end of a run.
@@ -90,10 +93,11 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	rss := osutil.StartRSS()
 	defer rss.Stop()
 
-	corpus, trainTok, valTok, err := LoadData(cfg, corpusProgress(logw, opt.Terminal))
+	corpus, trainTok, valTok, err := LoadData(cfg, opt.CorpusProgress)
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintf(logw, "corpus %s: %d bytes in %d files, SHA-256 %.12s…\n", corpus.Spec, len(corpus.Bytes), corpus.Files, corpus.SHA256)
 	st, err := newState(cfg, corpus, trainTok)
 	if err != nil {
 		return nil, err

@@ -52,6 +52,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
 	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
+	maxMemory := flags.String("max-memory", "", "refuse lengths whose estimated memory exceeds this, e.g. 2G (default: the memory available now)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
@@ -67,6 +68,14 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	if *maxTokens < 0 {
 		return fail("--max-tokens must not be negative, got %d", *maxTokens)
+	}
+	memLimit := osutil.AvailableMemory()
+	if *maxMemory != "" {
+		v, err := cli.ParseBytes(*maxMemory)
+		if err != nil {
+			return fail("--max-memory: %v", err)
+		}
+		memLimit = v
 	}
 	explicit, err := parseLens(*lens)
 	if err != nil {
@@ -99,7 +108,15 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	var report eval.Report
+	// Every run's lengths and tokens first, and the memory check of every
+	// evaluation, before any of them allocates.
+	type job struct {
+		r       *eval.Trained
+		tokens  []byte
+		lengths []int
+	}
+	var jobs []job
+	progress := cli.CorpusProgress(stderr, cli.IsTerminal(stderr))
 	for _, r := range opened {
 		cfg := r.Model.Config
 		lengths := append([]int(nil), explicit...)
@@ -117,18 +134,38 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		tokens := fileTokens
 		if tokens == nil {
-			if tokens, err = r.ValidationTokens(nil); err != nil {
+			if tokens, err = r.ValidationTokens(progress); err != nil {
 				return fail("%v", err)
 			}
 		}
-		rr := eval.RunReport{Run: r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen}
-		for _, l := range lengths {
-			res, err := eval.Perplexity(r.Model, tokens, eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens})
+		jobs = append(jobs, job{r, tokens, lengths})
+	}
+	opts := func(l int) eval.Options {
+		return eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: memLimit}
+	}
+	for _, j := range jobs {
+		for _, l := range j.lengths {
+			if need := eval.EstimateBytes(j.r.Model, len(j.tokens), opts(l)); memLimit > 0 && need > memLimit {
+				_, err := eval.Perplexity(j.r.Model, j.tokens, opts(l)) // the MemoryError, without allocating
+				var me *eval.MemoryError
+				if errors.As(err, &me) && me.Batch > 1 {
+					return fail("%s: %v; lower --batch-tokens (now %d) or the length", j.r.Name, err, *batchTokens)
+				}
+				return fail("%s: %v; evaluate shorter lengths, or raise --max-memory if the estimate is too cautious", j.r.Name, err)
+			}
+		}
+	}
+	var report eval.Report
+	for _, j := range jobs {
+		cfg := j.r.Model.Config
+		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen}
+		for _, l := range j.lengths {
+			res, err := eval.Perplexity(j.r.Model, j.tokens, opts(l))
 			if err != nil {
-				return fail("%s at length %d: %v", r.Name, l, err)
+				return fail("%s at length %d: %v", j.r.Name, l, err)
 			}
 			fmt.Fprintf(stderr, "%s (%s) len %d: ppl %.4f, %d tokens in %d windows, %.1fs, %.0f tokens/s, peak RSS %.0f MiB\n",
-				r.Name, cfg.Pos, l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+				j.r.Name, cfg.Pos, l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 			rr.Results = append(rr.Results, res)
 		}
 		report.Runs = append(report.Runs, rr)

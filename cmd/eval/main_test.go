@@ -97,6 +97,9 @@ func TestEvalBadInput(t *testing.T) {
 		{"stride longer than len", []string{"--run", dir, "--lens", "8", "--stride", "9"}, "longer than the window length"},
 		{"bad lens", []string{"--run", dir, "--lens", "8,x"}, "--lens"},
 		{"corrupt checkpoint", []string{"--checkpoint", writeGarbage(t)}, "load checkpoint"},
+		{"bad memory size", []string{"--run", dir, "--max-memory", "lots"}, "--max-memory"},
+		{"over the memory limit, batch of windows", []string{"--run", dir, "--lens", "16", "--max-memory", "100K"}, "lower --batch-tokens (now 4096) or the length"},
+		{"over the memory limit, one window", []string{"--run", dir, "--lens", "16", "--batch-tokens", "16", "--max-memory", "10K"}, "(one window of 16 tokens per forward pass) but only 10 KB is available; evaluate shorter lengths"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

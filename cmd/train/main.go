@@ -13,8 +13,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"golang.org/x/term"
-
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/train"
 )
@@ -87,12 +85,10 @@ func command(args []string, stdout, stderr io.Writer) int {
 		case <-done:
 		}
 	}()
-	terminal := false
-	if f, ok := stderr.(*os.File); ok {
-		terminal = term.IsTerminal(int(f.Fd()))
-	}
+	terminal := cli.IsTerminal(stderr)
 	fmt.Fprintf(stderr, "training %s (pos %s, %d steps) into %s\n", *configPath, cfg.Model.Pos, cfg.Train.Steps, cfg.RunDir())
-	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal})
+	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal,
+		CorpusProgress: cli.CorpusProgress(stderr, terminal)})
 	close(done)
 	switch {
 	case errors.Is(err, train.ErrInterrupted):

@@ -135,7 +135,7 @@ func TestRunFaults(t *testing.T) {
 		blocker := writeFile(t, dir, "file-not-dir", "x")
 		var o, e bytes.Buffer
 		code := command([]string{"--config", writeFile(t, dir, "ok.yaml", good), "--out", filepath.Join(blocker, "run")}, &o, &e)
-		if code == 0 || !strings.Contains(e.String(), "run directory") || strings.Count(strings.TrimSpace(e.String()), "\n") != 1 {
+		if code == 0 || !strings.Contains(e.String(), "run directory") || strings.Count(e.String(), "train: ") != 1 {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
 		}
 	})

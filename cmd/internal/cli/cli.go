@@ -10,6 +10,13 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alibi-go/alibi/data"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
 // TuneGC makes the garbage collector run at 50% heap growth instead of Go's
@@ -56,4 +63,56 @@ func Set(fs *flag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
+}
+
+// CorpusProgress returns a byte-count bar on w for reading a directory
+// corpus when terminal is true, and nil (no display) otherwise.
+func CorpusProgress(w io.Writer, terminal bool) data.Progress {
+	if !terminal {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(read, total int64) {
+		if bar == nil {
+			bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("reading corpus"),
+				progressbar.OptionShowBytes(true), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		}
+		bar.Set64(read)
+		if read == total {
+			bar.Finish()
+		}
+	}
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// ParseBytes reads a memory size: a number of bytes, or one with a K, M, G
+// or T suffix (powers of 1024; a trailing B or iB is allowed: 2G, 2GB, 2GiB).
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "IB"), "B")
+	shift := 0
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			shift = 10
+		case 'M':
+			shift = 20
+		case 'G':
+			shift = 30
+		case 'T':
+			shift = 40
+		}
+		if shift > 0 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || v*float64(int64(1)<<shift) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a memory size such as 2G or 512M", s)
+	}
+	return int64(v * float64(int64(1)<<shift)), nil
 }
