@@ -31,6 +31,9 @@ type Options struct {
 	BatchTokens int
 	// MaxTokens > 0 scores only the first MaxTokens+1 tokens of the stream.
 	MaxTokens int
+	// Progress, when not nil, is told after each forward pass how many
+	// tokens have been scored, out of how many.
+	Progress func(scored, total int)
 	// MemoryLimit > 0 makes Perplexity refuse, before allocating, a call
 	// whose estimated memory (EstimateBytes) exceeds it.
 	MemoryLimit int64
@@ -134,9 +137,10 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	}
 	rss := osutil.StartRSS()
 	start := time.Now()
-	posSum := make([]float64, o.Len)
-	posCount := make([]int, o.Len)
-	var total float64
+	t := &tally{posSum: make([]float64, o.Len), posCount: make([]int, o.Len), progress: o.Progress}
+	for _, w := range ws {
+		t.toScore += w.Score
+	}
 	// Windows of equal length are batched through one graph per (batch, length).
 	for i := 0; i < len(ws); {
 		l := ws[i].Len
@@ -144,7 +148,7 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 		for j < len(ws) && ws[j].Len == l {
 			j++
 		}
-		if err := scoreWindows(m, tokens, ws[i:j], max(1, o.BatchTokens/l), posSum, posCount, &total); err != nil {
+		if err := scoreWindows(m, tokens, ws[i:j], max(1, o.BatchTokens/l), t); err != nil {
 			rss.Stop()
 			return Result{}, err
 		}
@@ -153,10 +157,9 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	res.WallSeconds = time.Since(start).Seconds()
 	res.PeakRSSBytes = rss.Stop()
 	res.Windows = len(ws)
-	for _, c := range posCount {
-		res.Tokens += c
-	}
-	res.NatsPerToken = total / float64(res.Tokens)
+	res.Tokens = t.scored
+	posSum, posCount := t.posSum, t.posCount
+	res.NatsPerToken = t.total / float64(res.Tokens)
 	res.PPL = math.Exp(res.NatsPerToken)
 	res.BitsPerByte = res.NatsPerToken / math.Ln2
 	res.TokensPerSecond = float64(res.Tokens) / res.WallSeconds
@@ -170,9 +173,18 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	return res, nil
 }
 
-// scoreWindows runs windows of one length in batches and accumulates the
-// scored tokens' losses by position.
-func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, posSum []float64, posCount []int, total *float64) error {
+// tally accumulates the scored tokens' losses, by position in the window.
+type tally struct {
+	posSum          []float64
+	posCount        []int
+	total           float64
+	scored, toScore int
+	progress        func(scored, total int)
+}
+
+// scoreWindows runs windows of one length in batches and adds the scored
+// tokens' losses to t.
+func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, t *tally) error {
 	l := ws[0].Len
 	if batch > len(ws) {
 		batch = len(ws)
@@ -202,10 +214,14 @@ func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, po
 		for r, w := range chunk {
 			for p := l - w.Score; p < l; p++ {
 				x := nll[r*l+p]
-				posSum[p] += x
-				posCount[p]++
-				*total += x
+				t.posSum[p] += x
+				t.posCount[p]++
+				t.total += x
 			}
+			t.scored += w.Score
+		}
+		if t.progress != nil {
+			t.progress(t.scored, t.toScore)
 		}
 	}
 	return nil

@@ -117,6 +117,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	var jobs []job
 	progress := cli.CorpusProgress(stderr, cli.IsTerminal(stderr))
+
 	for _, r := range opened {
 		cfg := r.Model.Config
 		lengths := append([]int(nil), explicit...)
@@ -140,8 +141,10 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		jobs = append(jobs, job{r, tokens, lengths})
 	}
+	terminal := cli.IsTerminal(stderr)
 	opts := func(l int) eval.Options {
-		return eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: memLimit}
+		return eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: memLimit,
+			Progress: cli.EvalProgress(stderr, terminal, l)}
 	}
 	for _, j := range jobs {
 		for _, l := range j.lengths {

@@ -23,10 +23,9 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
 )
@@ -53,6 +52,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	mults := flags.String("mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
 	steps := flags.Int("steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
 	batchTokens := flags.Int("batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
+	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
@@ -65,6 +65,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("--steps must be positive, got %d", *steps)
 		}
 		cfg.Train.Steps = *steps
+	}
+	if *batchTokens < 1 || *maxTokens < 0 {
+		return fail("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", *batchTokens, *maxTokens)
 	}
 	var factors []int
 	for _, f := range strings.Split(*mults, ",") {
@@ -83,12 +86,36 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		schemes = append(schemes, c.Model.Pos)
 	}
+	terminal := cli.IsTerminal(stderr)
+	// The validation split's size, and whether every evaluation fits in
+	// memory, before anything trains.
+	_, _, val, err := train.LoadData(cfg, cli.CorpusProgress(stderr, terminal))
+	if err != nil {
+		return fail("%v", err)
+	}
+	evalOpts := func(l int) eval.Options {
+		return eval.Options{Len: l, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: osutil.AvailableMemory(),
+			Progress: cli.EvalProgress(stderr, terminal, l)}
+	}
+	for _, pos := range schemes {
+		c := cfg.Model
+		c.Pos = pos
+		m, err := model.New(c)
+		if err != nil {
+			return fail("%v", err)
+		}
+		for _, f := range factors {
+			o := evalOpts(f * c.TrainLen)
+			if need := eval.EstimateBytes(m, len(val), o); o.MemoryLimit > 0 && need > o.MemoryLimit {
+				return fail("%s at length %d needs about %s but only %s is available; lower --batch-tokens or --mults",
+					pos, o.Len, osutil.FormatBytes(need), osutil.FormatBytes(o.MemoryLimit))
+			}
+		}
+	}
+	valTokens := len(val)
+	val = nil
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	terminal := false
-	if f, ok := stderr.(*os.File); ok {
-		terminal = term.IsTerminal(int(f.Fd()))
-	}
 
 	var report eval.Report
 	var summaries []*train.Summary
@@ -121,7 +148,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		for _, f := range factors {
 			l := f * c.Model.TrainLen
 			debug.FreeOSMemory()
-			res, err := eval.Perplexity(r.Model, val, eval.Options{Len: l, BatchTokens: *batchTokens})
+			res, err := eval.Perplexity(r.Model, val, evalOpts(l))
 			if err != nil {
 				return fail("%s at length %d: %v", pos, l, err)
 			}
@@ -141,7 +168,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err := report.Plot(filepath.Join(*out, "report.png")); err != nil {
 		return fail("%v", err)
 	}
-	md := markdown(report, summaries, cfg, *configPath, *posList, *out, *mults)
+	md := markdown(report, summaries, cfg, *configPath, *posList, *out, *mults, *maxTokens, valTokens)
 	if err := osutil.WriteFileAtomic(filepath.Join(*out, "report.md"), []byte(md)); err != nil {
 		return fail("%v", err)
 	}
@@ -169,11 +196,15 @@ func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal b
 	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal})
 }
 
-func markdown(r eval.Report, sums []*train.Summary, cfg train.Config, configPath, pos, out, mults string) string {
+func markdown(r eval.Report, sums []*train.Summary, cfg train.Config, configPath, pos, out, mults string, maxTokens, valTokens int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.ReplaceAll(pos, ",", " vs "))
-	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over the whole validation split "+
-		"(last %g of %s), at multiples of the training length L = %d.\n\n", cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
+	scored := "the whole validation split"
+	if maxTokens > 0 && maxTokens < valTokens-1 {
+		scored = fmt.Sprintf("the first %d tokens of the validation split (of %d)", maxTokens, valTokens)
+	}
+	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s "+
+		"(last %g of %s), at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
 	r.Markdown(&b)
 	b.WriteString("\nPerplexity relative to the training length:\n\n| run |")
 	for _, x := range r.Runs[0].Results {
@@ -208,7 +239,11 @@ func markdown(r eval.Report, sums []*train.Summary, cfg train.Config, configPath
 				x.TokensPerSecond, float64(x.PeakRSSBytes)/(1<<20))
 		}
 	}
-	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\ngo run ./cmd/experiment --config %s --pos %s --out %s --mults %s\n```\n\nGenerated %s.\n",
-		configPath, pos, out, mults, time.Now().UTC().Format("2006-01-02"))
+	extra := ""
+	if maxTokens > 0 {
+		extra = fmt.Sprintf(" --max-tokens %d", maxTokens)
+	}
+	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\ngo run ./cmd/experiment --config %s --pos %s --out %s --mults %s%s\n```\n\nGenerated %s.\n",
+		configPath, pos, out, mults, extra, time.Now().UTC().Format("2006-01-02"))
 	return b.String()
 }
