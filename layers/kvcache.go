@@ -4,18 +4,42 @@ import "fmt"
 
 // Positions are the absolute positions of a batch of sequences that are
 // decoded incrementally: sequence b has Len[b] tokens behind it, so its next
-// tokens stand at positions Len[b], Len[b]+1, ... Every cache of a model
-// shares one Positions, which the decoder advances after each step.
+// tokens stand at positions Len[b], Len[b]+1, ... A run of a decoding graph
+// covers the selected sequences (all of them unless Select chose some), one
+// batch row each, in order. Every cache of a model shares one Positions,
+// which the decoder advances after each run.
 type Positions struct {
-	Len []int
+	Len    []int
+	active []int
 }
 
-// NewPositions returns the positions of batch empty sequences.
-func NewPositions(batch int) *Positions { return &Positions{Len: make([]int, batch)} }
+// NewPositions returns the positions of batch empty sequences, all selected.
+func NewPositions(batch int) *Positions {
+	p := &Positions{Len: make([]int, batch)}
+	p.SelectAll()
+	return p
+}
 
-// Advance records that every sequence took n more tokens.
-func (p *Positions) Advance(n int) {
+// Select makes the next runs cover the given sequences, in that order.
+func (p *Positions) Select(seqs ...int) { p.active = append(p.active[:0], seqs...) }
+
+// SelectAll makes the next runs cover every sequence.
+func (p *Positions) SelectAll() {
+	p.active = p.active[:0]
 	for b := range p.Len {
+		p.active = append(p.active, b)
+	}
+}
+
+// Active returns the sequences the next run covers, in batch-row order.
+func (p *Positions) Active() []int { return p.active }
+
+// Offset is the position of batch row r's first new token.
+func (p *Positions) Offset(r int) int { return p.Len[p.active[r]] }
+
+// Advance records that every selected sequence took n more tokens.
+func (p *Positions) Advance(n int) {
+	for _, b := range p.active {
 		p.Len[b] += n
 	}
 }
@@ -37,9 +61,6 @@ func NewKVCache(pos *Positions, d int) *KVCache {
 	return &KVCache{pos: pos, d: d, k: make([][]float32, len(pos.Len)), v: make([][]float32, len(pos.Len))}
 }
 
-// Len is the number of tokens cached for sequence b.
-func (c *KVCache) Len(b int) int { return c.pos.Len[b] }
-
 // Bytes is the memory the cache holds.
 func (c *KVCache) Bytes() int {
 	n := 0
@@ -49,28 +70,28 @@ func (c *KVCache) Bytes() int {
 	return n
 }
 
-// store copies the keys and values of qLen new rows per sequence from qkv
-// (batch*qLen rows of width 3d, as the attention op receives them) into the
-// cache after each sequence's cached rows, and returns the kernel's views:
-// the new queries against every cached key and value, the output rows in
-// out. The positions are not advanced: the decoder does it once every
-// layer has run.
+// store copies the keys and values of qLen new rows per selected sequence
+// from qkv (one block of qLen rows of width 3d per batch row, as the
+// attention op receives them) into the cache after the sequence's cached
+// rows, and returns the kernel's views: the new queries against every
+// cached key and value, the output rows in out. The positions are not
+// advanced: the decoder does it once every layer has run.
 func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], error) {
-	batch := len(c.pos.Len)
-	if len(qkv) != batch*qLen*3*c.d {
-		return nil, fmt.Errorf("attention cache: %d values are not %d sequences of %d rows of width 3 x %d", len(qkv), batch, qLen, c.d)
-	}
-	seqs := make([]flashSeq[float32], batch)
+	active := c.pos.active
 	d := c.d
-	for b := range seqs {
+	if len(qkv) != len(active)*qLen*3*d {
+		return nil, fmt.Errorf("attention cache: %d values are not %d sequences of %d rows of width 3 x %d", len(qkv), len(active), qLen, d)
+	}
+	seqs := make([]flashSeq[float32], len(active))
+	for r, b := range active {
 		n := c.pos.Len[b]
 		c.k[b], c.v[b] = grow(c.k[b], (n+qLen)*d), grow(c.v[b], (n+qLen)*d)
-		rows := qkv[b*qLen*3*d:]
+		rows := qkv[r*qLen*3*d:]
 		for i := 0; i < qLen; i++ {
 			copy(c.k[b][(n+i)*d:(n+i+1)*d], rows[i*3*d+d:i*3*d+2*d])
 			copy(c.v[b][(n+i)*d:(n+i+1)*d], rows[i*3*d+2*d:i*3*d+3*d])
 		}
-		seqs[b] = flashSeq[float32]{q: rows, k: c.k[b], v: c.v[b], o: out[b*qLen*d:],
+		seqs[r] = flashSeq[float32]{q: rows, k: c.k[b], v: c.v[b], o: out[r*qLen*d:],
 			ldq: 3 * d, ldk: d, ldv: d, ldo: d, offset: n}
 	}
 	return seqs, nil
