@@ -20,8 +20,9 @@ type Model struct {
 	// compute the bias from them; no (T, T) bias is ever built.
 	Slopes []float32
 
-	table    *tensor.Dense // sinusoidal table for tableLen
-	tableLen int
+	table      *tensor.Dense // sinusoidal table for tableLen
+	tableLen   int
+	decodeRows []float32 // sinusoidal rows for decoding, grown as needed
 }
 
 // New validates cfg and returns a model with freshly initialised weights.
@@ -79,18 +80,30 @@ type Graph struct {
 
 	ids, targets []int // backing of the input nodes, rewritten by Execute
 	vm           G.VM
+
+	// For decoding graphs: the cache the graph's attention reads and
+	// extends, and the backing of the sinusoidal rows of the new tokens.
+	cache *Cache
+	pe    []float32
+	m     *Model
 }
 
 // NewGraph builds the graph for batch sequences of the given length. With
 // train, it also computes the loss against targets and the gradients of
 // every weight.
 func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
+	return m.build(batch, length, train, nil)
+}
+
+// build builds a graph; with a cache, it is a decoding graph: length new
+// tokens of each of batch sequences, at their positions in the cache.
+func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, error) {
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("graph: batch (%d) and length (%d) must be positive", batch, length)
 	}
 	cfg := m.Config
 	n := batch * length
-	gr := &Graph{Batch: batch, Len: length, Expr: G.NewGraph(), ids: make([]int, n), targets: make([]int, n)}
+	gr := &Graph{Batch: batch, Len: length, Expr: G.NewGraph(), ids: make([]int, n), targets: make([]int, n), cache: cache, m: m}
 	g := gr.Expr
 	param := make(map[string]*G.Node, len(m.Weights.Names))
 	for _, name := range m.Weights.Names {
@@ -108,13 +121,21 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 		return nil, err
 	}
 	if cfg.Pos == PosSinusoidal {
-		pe := layers.BiasInput(g, m.sinusoidal(length), "sinusoidal_table")
-		if x, err = layers.AddRows(x, pe); err != nil {
+		if cache == nil {
+			// Every sequence starts at 0: one table, added periodically.
+			pe := layers.BiasInput(g, m.sinusoidal(length), "sinusoidal_table")
+			x, err = layers.AddRows(x, pe)
+		} else {
+			// Each row's own positions, filled in by Execute.
+			gr.pe = make([]float32, n*cfg.DModel)
+			pe := layers.BiasInput(g, tensor.New(tensor.WithShape(n, cfg.DModel), tensor.WithBacking(gr.pe)), "sinusoidal_rows")
+			x, err = layers.Add(x, pe)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	scheme, biasParams := m.positionBias(g)
-	attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
 
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
@@ -124,6 +145,10 @@ func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 		}
 		attn := layers.MultiHeadAttention{Heads: cfg.NHeads,
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
+		attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
+		if cache != nil {
+			attnCfg.Cache = cache.layers[l]
+		}
 		if h, err = attn.Forward(h, biasParams, attnCfg); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
@@ -169,6 +194,11 @@ func (gr *Graph) Execute(ids, targets []int) error {
 		return fmt.Errorf("graph run: %d ids, want %d", len(ids), len(gr.ids))
 	}
 	copy(gr.ids, ids)
+	if gr.cache != nil {
+		if err := gr.beforeDecode(); err != nil {
+			return err
+		}
+	}
 	if gr.Loss != nil {
 		if len(targets) != len(gr.targets) {
 			return fmt.Errorf("graph run: %d targets, want %d", len(targets), len(gr.targets))
@@ -178,6 +208,9 @@ func (gr *Graph) Execute(ids, targets []int) error {
 	gr.vm.Reset()
 	if err := gr.vm.RunAll(); err != nil {
 		return fmt.Errorf("graph run: %w", err)
+	}
+	if gr.cache != nil {
+		gr.cache.Pos.Advance(gr.Len)
 	}
 	return nil
 }

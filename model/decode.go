@@ -1,0 +1,79 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/alibi-go/alibi/layers"
+)
+
+// Cache is a model's key/value cache for a batch of sequences decoded
+// incrementally: their positions and one cache per layer. A decoding graph
+// (NewDecodeGraph) reads and extends it; Pos.Select chooses which
+// sequences the next run covers.
+type Cache struct {
+	Pos    *layers.Positions
+	layers []*layers.KVCache
+}
+
+// NewCache returns an empty cache for batch sequences.
+func (m *Model) NewCache(batch int) *Cache {
+	c := &Cache{Pos: layers.NewPositions(batch)}
+	for l := 0; l < m.Config.NLayers; l++ {
+		c.layers = append(c.layers, layers.NewKVCache(c.Pos, m.Config.DModel))
+	}
+	return c
+}
+
+// Bytes is the memory the cache holds.
+func (c *Cache) Bytes() int {
+	n := 0
+	for _, l := range c.layers {
+		n += l.Bytes()
+	}
+	return n
+}
+
+// NewDecodeGraph builds a graph that runs q new tokens of each sequence
+// selected in c when the graph is built (one batch row each, in order) at
+// their absolute positions, against everything c holds for them: the same
+// layers, weights and attention kernel as NewGraph, with the keys and values
+// of earlier tokens read from the cache instead of recomputed. Execute
+// stores the new tokens' keys and values and advances the positions. Runs
+// must have the same number of selected sequences as the build.
+func (m *Model) NewDecodeGraph(c *Cache, q int) (*Graph, error) {
+	return m.build(len(c.Pos.Active()), q, false, c)
+}
+
+// beforeDecode checks the selection and writes the sinusoidal rows of the
+// new tokens' positions.
+func (gr *Graph) beforeDecode() error {
+	pos := gr.cache.Pos
+	if len(pos.Active()) != gr.Batch {
+		return fmt.Errorf("graph run: %d sequences selected in the cache, the graph decodes %d", len(pos.Active()), gr.Batch)
+	}
+	if gr.pe == nil {
+		return nil
+	}
+	d := gr.m.Config.DModel
+	last := 0
+	for r := range pos.Active() {
+		last = max(last, pos.Offset(r)+gr.Len)
+	}
+	table := gr.m.decodeTable(last)
+	for r := range pos.Active() {
+		at := pos.Offset(r)
+		copy(gr.pe[r*gr.Len*d:(r+1)*gr.Len*d], table[at*d:(at+gr.Len)*d])
+	}
+	return nil
+}
+
+// decodeTable returns the rows of a sinusoidal table for at least n
+// positions, grown by doubling when too short (row p does not depend on the
+// table's length), so that decoding token after token rebuilds it a
+// logarithmic number of times.
+func (m *Model) decodeTable(n int) []float32 {
+	if len(m.decodeRows) < n*m.Config.DModel {
+		m.decodeRows = layers.SinusoidalTable(max(n, 2*len(m.decodeRows)/m.Config.DModel), m.Config.DModel).Data().([]float32)
+	}
+	return m.decodeRows
+}

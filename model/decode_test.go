@@ -1,0 +1,289 @@
+package model
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// decodeModel is a small model with random weights far from the
+// initialisation, so that every position matters.
+func decodeModel(t *testing.T, pos string) *Model {
+	t.Helper()
+	m, err := New(Config{Vocab: 256, DModel: 32, NLayers: 2, NHeads: 4, DFF: 64, Pos: pos, TrainLen: 16, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturbWeights(m.Weights, rand.New(rand.NewPCG(6, 7)))
+	return m
+}
+
+// fullLogits runs one sequence through an ordinary (uncached) graph: row t
+// of the result is the logits of the prefix ids[:t+1] (the model is causal).
+func fullLogits(t *testing.T, m *Model, ids []int) []float32 {
+	t.Helper()
+	g, err := m.NewGraph(1, len(ids), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Execute(ids, nil); err != nil {
+		t.Fatal(err)
+	}
+	return append([]float32(nil), g.LogitsData()...)
+}
+
+func rowErr(got, want []float32) float64 {
+	var d, m float64
+	for i := range got {
+		d = max(d, math.Abs(float64(got[i]-want[i])))
+		m = max(m, math.Abs(float64(want[i])))
+	}
+	return d / m
+}
+
+// The cached path's logits at every step equal the full forward pass over
+// the same prefix (float32, 1e-5 relative), for every scheme: one prefill
+// then single steps, chunked prefill with chunks of 7 (k > q), and runs of
+// steps past 4x train_len. This is the regression test for the known ALiBi
+// cache bugs: no bias at all during incremental decoding (fairseq), a bias
+// built over the query length that vanishes for one query (keras-hub
+// Falcon), both index vectors on one axis (MLX-Swift), a bias not shifted by
+// k - q (x-transformers): each changes these logits.
+func TestCachedLogitsEqualFullPass(t *testing.T) {
+	const n = 90 // more than 5x train_len
+	rng := rand.New(rand.NewPCG(8, 9))
+	ids := randomTokens(rng, n, 256)
+	for _, pos := range []string{PosALiBi, PosSinusoidal, PosNone} {
+		m := decodeModel(t, pos)
+		want := fullLogits(t, m, ids)
+		for _, plan := range []struct {
+			name  string
+			first int // prefill this many tokens at once
+			chunk int // then chunks of this many, while they fit
+		}{
+			{"prefill 10, then single steps", 10, 1},
+			{"chunks of 7, then single steps", 7, 7},
+			{"single steps from the start", 1, 1},
+		} {
+			t.Run(pos+"/"+plan.name, func(t *testing.T) {
+				c := m.NewCache(1)
+				graphs := map[int]*Graph{}
+				defer func() {
+					for _, g := range graphs {
+						g.Close()
+					}
+				}()
+				at, q := 0, plan.first
+				for at < n {
+					q = min(q, n-at)
+					g := graphs[q]
+					if g == nil {
+						var err error
+						if g, err = m.NewDecodeGraph(c, q); err != nil {
+							t.Fatal(err)
+						}
+						graphs[q] = g
+					}
+					if err := g.Execute(ids[at:at+q], nil); err != nil {
+						t.Fatal(err)
+					}
+					got := g.LogitsData()
+					for i := 0; i < q; i++ {
+						if e := rowErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= 1e-5) {
+							t.Fatalf("position %d (run of %d at %d): logits error %.3g against the full pass", at+i, q, at, e)
+						}
+					}
+					at += q
+					if at+plan.chunk > n-40 { // the last 40 tokens one by one, past 4x train_len
+						q = 1
+					} else {
+						q = plan.chunk
+					}
+				}
+				if c.Pos.Len[0] != n {
+					t.Fatalf("the cache holds %d positions, want %d", c.Pos.Len[0], n)
+				}
+			})
+		}
+	}
+}
+
+// greedyByRecomputation decodes greedily by running the whole context
+// through an uncached graph for every token.
+func greedyByRecomputation(t *testing.T, m *Model, prompt []byte, tokens int) []byte {
+	t.Helper()
+	ids := make([]int, len(prompt))
+	for i, b := range prompt {
+		ids[i] = int(b)
+	}
+	var out []byte
+	for len(out) < tokens {
+		l := fullLogits(t, m, ids)
+		next := argmax(l[len(l)-256:])
+		out = append(out, byte(next))
+		ids = append(ids, next)
+	}
+	return out
+}
+
+// Greedy decoding with the cache gives the bytes of greedy decoding by
+// recomputing the full pass for every token, past 4x train_len.
+func TestGreedyCachedEqualsRecomputation(t *testing.T) {
+	for _, pos := range []string{PosALiBi, PosSinusoidal, PosNone} {
+		m := decodeModel(t, pos)
+		prompt := []byte("Light is")
+		gens, _, err := m.Generate([][]byte{prompt}, GenerateOptions{Tokens: 70, Sampling: Greedy, Chunk: 3}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := greedyByRecomputation(t, m, prompt, 70)
+		if !bytes.Equal(gens[0].Text, want) {
+			t.Errorf("%s: cached greedy %q, recomputed %q", pos, gens[0].Text, want)
+		}
+		if g := gens[0]; g.PromptTokens != 8 || g.Tokens != 70 || g.Context != 78 {
+			t.Errorf("%s: %+v", pos, g)
+		}
+	}
+}
+
+// A batch of prompts of lengths 1, 5 and 40 gives each prompt exactly the
+// bytes it gets decoded alone, greedy and sampled: positions are counted
+// per sequence, so there is no padding to shift them (BLOOM's left-padding
+// bug).
+func TestBatchEqualsAlone(t *testing.T) {
+	prompts := [][]byte{[]byte("A"), []byte("Light"), []byte(strings.Repeat("of the refraction ", 3)[:40])}
+	for _, pos := range []string{PosALiBi, PosSinusoidal, PosNone} {
+		m := decodeModel(t, pos)
+		for _, s := range []Sampling{Greedy, {Temperature: 0.9, TopK: 20, TopP: 0.95}} {
+			opt := GenerateOptions{Tokens: 30, Sampling: s, Seed: 3, Chunk: 7}
+			batch, _, err := m.Generate(prompts, opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range prompts {
+				alone, _, err := m.Generate([][]byte{p}, opt, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(batch[i].Text, alone[0].Text) {
+					t.Errorf("%s %+v prompt %d: batch %q, alone %q", pos, s, i, batch[i].Text, alone[0].Text)
+				}
+			}
+		}
+	}
+}
+
+// Top-k 1 and top-p 1e-6 give the greedy bytes; one seed gives one output,
+// twice; another seed another.
+func TestGenerateSampling(t *testing.T) {
+	m := decodeModel(t, PosALiBi)
+	prompt := [][]byte{[]byte("The")}
+	gen := func(s Sampling, seed uint64) string {
+		g, _, err := m.Generate(prompt, GenerateOptions{Tokens: 40, Sampling: s, Seed: seed}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(g[0].Text)
+	}
+	greedy := gen(Greedy, 1)
+	if k1 := gen(Sampling{Temperature: 1, TopK: 1, TopP: 1}, 7); k1 != greedy {
+		t.Errorf("top-k 1 gave %q, greedy %q", k1, greedy)
+	}
+	if p0 := gen(Sampling{Temperature: 1, TopP: 1e-6}, 7); p0 != greedy {
+		t.Errorf("top-p 1e-6 gave %q, greedy %q", p0, greedy)
+	}
+	s := Sampling{Temperature: 1, TopP: 1}
+	if a, b := gen(s, 11), gen(s, 11); a != b {
+		t.Errorf("one seed gave %q and %q", a, b)
+	}
+	if a, c := gen(s, 11), gen(s, 12); a == c {
+		t.Errorf("seeds 11 and 12 gave the same %q", a)
+	}
+}
+
+// A stop string ends the generation and is not part of the output; the
+// emitted pieces add up to the output, and bytes that might start the stop
+// string are held back until they cannot.
+func TestGenerateStop(t *testing.T) {
+	m := decodeModel(t, PosALiBi)
+	prompt := [][]byte{[]byte("The")}
+	free, _, err := m.Generate(prompt, GenerateOptions{Tokens: 60, Sampling: Greedy}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := free[0].Text
+	// A stop string taken from the middle of the free output.
+	stop := text[20:23]
+	cut := bytes.Index(text, stop)
+	var emitted []byte
+	got, _, err := m.Generate(prompt, GenerateOptions{Tokens: 60, Sampling: Greedy, Stop: stop}, func(p int, b []byte) {
+		if p != 0 {
+			t.Errorf("emit for prompt %d", p)
+		}
+		emitted = append(emitted, b...)
+		if bytes.Contains(emitted, stop) {
+			t.Errorf("the stop string %q was emitted: %q", stop, emitted)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got[0]
+	if !g.Stopped || !bytes.Equal(g.Text, text[:cut]) || !bytes.Equal(emitted, g.Text) || g.Tokens != cut+len(stop) {
+		t.Fatalf("stop %q: %+v, emitted %q; want the text before %d", stop, g, emitted, cut)
+	}
+	for _, tc := range []struct {
+		text, stop string
+		held       int
+	}{{"abc", "cde", 1}, {"abcd", "cde", 2}, {"abc", "xyz", 0}, {"a", "ab", 1}, {"ab", "", 0}} {
+		if h := heldBack([]byte(tc.text), []byte(tc.stop)); h != tc.held {
+			t.Errorf("heldBack(%q, %q) = %d, want %d", tc.text, tc.stop, h, tc.held)
+		}
+	}
+}
+
+func TestGenerateRejects(t *testing.T) {
+	m := decodeModel(t, PosNone)
+	for _, tc := range []struct {
+		prompts [][]byte
+		opt     GenerateOptions
+		want    string
+	}{
+		{nil, GenerateOptions{Tokens: 1, Sampling: Greedy}, "no prompt"},
+		{[][]byte{[]byte("a"), {}}, GenerateOptions{Tokens: 1, Sampling: Greedy}, "prompt 2 is empty"},
+		{[][]byte{[]byte("a")}, GenerateOptions{Tokens: 0, Sampling: Greedy}, "at least 1"},
+		{[][]byte{[]byte("a")}, GenerateOptions{Tokens: 1, Sampling: Sampling{Temperature: -1, TopP: 1}}, "temperature"},
+	} {
+		if _, _, err := m.Generate(tc.prompts, tc.opt, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.want, err)
+		}
+	}
+}
+
+// BenchmarkDecodeScaling reports the time per generated token at contexts
+// 512 to 4096: it should grow linearly with the context, not
+// quadratically. The ALiBi distance tables are grown by doubling, never
+// rebuilt whole per token (gpt-neox's bug), and each step attends once over
+// the cache: O(k) bias and attention work per token.
+func BenchmarkDecodeScaling(b *testing.B) {
+	m, err := New(Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: PosALiBi, TrainLen: 128, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ctx := range []int{512, 1024, 2048, 4096} {
+		b.Run(fmt.Sprintf("context=%d", ctx), func(b *testing.B) {
+			prompt := bytes.Repeat([]byte("x"), ctx)
+			for b.Loop() {
+				_, st, err := m.Generate([][]byte{prompt}, GenerateOptions{Tokens: 64, Sampling: Greedy, Chunk: 256}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(st.DecodeSeconds/float64(st.DecodeTokens)*1e6, "µs/token")
+			}
+		})
+	}
+}
