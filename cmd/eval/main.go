@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"sort"
 	"strconv"
@@ -86,11 +85,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	var opened []*eval.Trained
 	for _, dir := range runs {
-		r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "eval: skipping checkpoint: %v\n", err) })
+		r, err := cli.OpenRun("eval", dir, stderr)
 		if err != nil {
-			if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) || strings.Contains(err.Error(), "no checkpoint") {
-				return fail("no trained run in %s; train one first: go run ./cmd/train --config configs/tiny.yaml --out %s", dir, dir)
-			}
 			return fail("%v", err)
 		}
 		opened = append(opened, r)

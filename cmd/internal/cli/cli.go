@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/eval"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -140,4 +142,18 @@ func EvalProgress(w io.Writer, terminal bool, length int) func(scored, total int
 			fmt.Fprintf(w, "length %d: %d of %d tokens scored (%.0f%%) in %.0fs\n", length, scored, total, 100*float64(scored)/float64(total), time.Since(start).Seconds())
 		}
 	}
+}
+
+// OpenRun loads the newest good checkpoint of a run directory for the
+// command name, telling stderr about each newer checkpoint it had to skip.
+// A directory without a trained run gives an error saying how to train one.
+func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
+	r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "%s: skipping checkpoint: %v\n", name, err) })
+	if err != nil {
+		if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) || strings.Contains(err.Error(), "no checkpoint") {
+			return nil, fmt.Errorf("no trained run in %s; train one first: go run ./cmd/train --config configs/tiny.yaml --out %s", dir, dir)
+		}
+		return nil, err
+	}
+	return r, nil
 }

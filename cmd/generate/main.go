@@ -1,0 +1,173 @@
+// Command generate continues a prompt with a trained model, using a
+// key/value cache, and streams the new bytes to stdout.
+//
+//	go run ./cmd/generate --prompt "Light is"
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/osutil"
+)
+
+const summary = `generate: continue a prompt with a trained model and stream the new text to stdout.
+
+example: go run ./cmd/generate --prompt "Light is"          (runs/tiny, 256 bytes, temperature 0.8)`
+
+func main() {
+	cli.TuneGC()
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// record is one prompt's entry of the --json file. Text is the generated
+// bytes as a JSON string: a byte that is not part of valid UTF-8 becomes
+// U+FFFD there (stdout has the exact bytes).
+type record struct {
+	PromptTokens    int     `json:"prompt_tokens"`
+	Tokens          int     `json:"tokens"`
+	Context         int     `json:"context"`
+	TokensPerSecond float64 `json:"tokens_per_second"`
+	Text            string  `json:"text"`
+}
+
+func command(args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "generate: "+format+"\n", a...)
+		return 1
+	}
+	flags := cli.NewFlagSet("generate", summary, stderr)
+	runDir := flags.String("run", "runs/tiny", "run directory whose newest good checkpoint generates")
+	ckpt := flags.String("checkpoint", "", "checkpoint file to generate with, instead of --run")
+	prompt := flags.String("prompt", "", "the text to continue")
+	promptFile := flags.String("prompt-file", "", "read the text to continue from this file")
+	batchFile := flags.String("batch-file", "", "continue each line of this file, all decoded as one batch")
+	tokens := flags.Int("tokens", 256, "bytes to generate per prompt, at most")
+	temperature := flags.Float64("temperature", 0.8, "sampling temperature (0: greedy)")
+	topK := flags.Int("top-k", 0, "sample from the k most likely bytes only (0: off)")
+	topP := flags.Float64("top-p", 1, "sample from the smallest set of bytes with this much probability (1: off)")
+	seed := flags.Uint64("seed", 1, "random seed: the same flags give the same bytes")
+	stop := flags.String("stop", "", "stop a prompt's generation when this text appears (it is not printed)")
+	jsonPath := flags.String("json", "", "write each prompt's prompt_tokens, tokens, context, tokens_per_second and text to this JSON file")
+	if code, ok := cli.Parse(flags, args); !ok {
+		return code
+	}
+	set := cli.Set(flags)
+	opt := model.GenerateOptions{Tokens: *tokens, Seed: *seed, Stop: []byte(*stop),
+		Sampling: model.Sampling{Temperature: *temperature, TopK: *topK, TopP: *topP}}
+	if opt.Tokens < 1 {
+		return fail("--tokens must be at least 1, got %d", opt.Tokens)
+	}
+	if err := opt.Sampling.Validate(); err != nil {
+		return fail("--%v", err)
+	}
+	prompts, err := readPrompts(set, *prompt, *promptFile, *batchFile)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var trained *eval.Trained
+	if *ckpt != "" {
+		if set["run"] {
+			return fail("give --run or --checkpoint, not both")
+		}
+		trained, err = eval.OpenCheckpoint(*ckpt)
+	} else {
+		trained, err = cli.OpenRun("generate", *runDir, stderr)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+
+	// One prompt streams its bytes as they come; a batch prints each
+	// continuation, followed by a newline, once all are done.
+	out := bufio.NewWriter(stdout)
+	var emit func(int, []byte)
+	if len(prompts) == 1 {
+		emit = func(_ int, b []byte) { out.Write(b); out.Flush() }
+	}
+	gens, stats, err := trained.Model.Generate(prompts, opt, emit)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(prompts) > 1 {
+		for _, g := range gens {
+			out.Write(g.Text)
+			out.WriteByte('\n')
+		}
+	}
+	if err := out.Flush(); err != nil {
+		return fail("stdout: %v", err)
+	}
+	generated := 0
+	var contexts []string
+	recs := make([]record, len(gens))
+	for i, g := range gens {
+		contexts = append(contexts, fmt.Sprint(g.Context))
+		generated += g.Tokens
+		recs[i] = record{PromptTokens: g.PromptTokens, Tokens: g.Tokens, Context: g.Context,
+			TokensPerSecond: float64(g.Tokens) / (stats.PrefillSeconds + stats.DecodeSeconds), Text: string(g.Text)}
+	}
+	fmt.Fprintf(stderr, "\n%s (%s): %d prompt tokens prefilled at %.0f tokens/s; %d tokens generated, decoding at %.0f tokens/s; final context %s; cache %s\n",
+		trained.Name, trained.Model.Config.Pos, stats.PrefillTokens, float64(stats.PrefillTokens)/(stats.PrefillSeconds+1e-12),
+		generated, float64(stats.DecodeTokens)/(stats.DecodeSeconds+1e-12), strings.Join(contexts, ", "), osutil.FormatBytes(int64(stats.CacheBytes)))
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(recs, "", "  ")
+		if err != nil {
+			return fail("%v", err)
+		}
+		if err := osutil.WriteFileAtomic(*jsonPath, append(b, '\n')); err != nil {
+			return fail("write %s: %v", *jsonPath, err)
+		}
+	}
+	return 0
+}
+
+// readPrompts returns the prompts of exactly one of --prompt, --prompt-file
+// and --batch-file.
+func readPrompts(set map[string]bool, prompt, promptFile, batchFile string) ([][]byte, error) {
+	given := 0
+	for _, f := range []string{"prompt", "prompt-file", "batch-file"} {
+		if set[f] {
+			given++
+		}
+	}
+	if given != 1 {
+		return nil, fmt.Errorf("give exactly one of --prompt, --prompt-file and --batch-file")
+	}
+	switch {
+	case set["prompt"]:
+		if prompt == "" {
+			return nil, fmt.Errorf("the prompt is empty")
+		}
+		return [][]byte{[]byte(prompt)}, nil
+	case set["prompt-file"]:
+		b, err := os.ReadFile(promptFile)
+		if err != nil {
+			return nil, fmt.Errorf("--prompt-file: %w", err)
+		}
+		if len(b) == 0 {
+			return nil, fmt.Errorf("the prompt file %s is empty", promptFile)
+		}
+		return [][]byte{b}, nil
+	}
+	b, err := os.ReadFile(batchFile)
+	if err != nil {
+		return nil, fmt.Errorf("--batch-file: %w", err)
+	}
+	var prompts [][]byte
+	for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		if len(line) == 0 {
+			return nil, fmt.Errorf("--batch-file %s: line %d is empty", batchFile, i+1)
+		}
+		prompts = append(prompts, line)
+	}
+	return prompts, nil
+}
