@@ -287,3 +287,77 @@ func BenchmarkDecodeScaling(b *testing.B) {
 		})
 	}
 }
+
+// tinyConfig of the benchmarks: the tiny model's shape (random weights).
+var benchTiny = Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: PosALiBi, TrainLen: 128, Seed: 1}
+
+// BenchmarkDecode reports the tiny model's generated tokens/s, batch 1, at
+// contexts 128, 1024 and 8192 (a prompt of that length, then 128 tokens
+// generated one at a time with the cache).
+func BenchmarkDecode(b *testing.B) {
+	m, err := New(benchTiny)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ctx := range []int{128, 1024, 8192} {
+		b.Run(fmt.Sprintf("context=%d", ctx), func(b *testing.B) {
+			prompt := bytes.Repeat([]byte("Light is "), ctx/9+1)[:ctx]
+			var tokens int
+			var secs float64
+			for b.Loop() {
+				_, st, err := m.Generate([][]byte{prompt}, GenerateOptions{Tokens: 128, Sampling: Greedy, Chunk: 256}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tokens += st.DecodeTokens
+				secs += st.DecodeSeconds
+			}
+			b.ReportMetric(float64(tokens)/secs, "tokens/s")
+		})
+	}
+}
+
+// BenchmarkPrefill reports the tokens/s of prefilling a 1024-byte prompt
+// (chunks of 256) on the tiny model.
+func BenchmarkPrefill(b *testing.B) {
+	m, err := New(benchTiny)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prompt := bytes.Repeat([]byte("Light is "), 114)[:1024]
+	var tokens int
+	var secs float64
+	for b.Loop() {
+		_, st, err := m.Generate([][]byte{prompt}, GenerateOptions{Tokens: 1, Sampling: Greedy, Chunk: 256}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tokens += st.PrefillTokens
+		secs += st.PrefillSeconds
+	}
+	b.ReportMetric(float64(tokens)/secs, "tokens/s")
+}
+
+// BenchmarkRecomputeFull is the alternative to the cache: one token at
+// context 1024 by running the whole context through an uncached graph (as
+// greedy decoding without a cache does), for comparison with
+// BenchmarkDecode's context=1024.
+func BenchmarkRecomputeFull(b *testing.B) {
+	m, err := New(benchTiny)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := m.NewGraph(1, 1024, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	ids := make([]int, 1024)
+	for b.Loop() {
+		if err := g.Execute(ids, nil); err != nil {
+			b.Fatal(err)
+		}
+		argmax(g.LogitsData()[1023*256:])
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
