@@ -26,7 +26,8 @@ func BenchmarkTrainTiny(b *testing.B) {
 
 // BenchmarkTrainStepTiny is one whole training step of the tiny config on a
 // fixed batch: forward and backward pass, global-norm clipping and the AdamW
-// update, as the training loop does it. It reports tokens/s.
+// update, as the training loop does it. It reports tokens/s and the matrix
+// products' achieved GFLOP/s (model.Config.FLOPsPerToken).
 func BenchmarkTrainStepTiny(b *testing.B) {
 	cfg, err := LoadConfig("../configs/tiny.yaml")
 	if err != nil {
@@ -66,5 +67,7 @@ func BenchmarkTrainStepTiny(b *testing.B) {
 		ClipGlobalNorm(grads, t.Clip)
 		st.opt.Update(params, grads, decay, t.LRAt(i))
 	}
-	b.ReportMetric(float64(b.N*t.Batch*L)/b.Elapsed().Seconds(), "tokens/s")
+	tps := float64(b.N*t.Batch*L) / b.Elapsed().Seconds()
+	b.ReportMetric(tps, "tokens/s")
+	b.ReportMetric(tps*cfg.Model.FLOPsPerToken(L, true)/1e9, "GFLOP/s")
 }
