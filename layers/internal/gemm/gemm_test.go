@@ -147,21 +147,22 @@ var shapes = [][3]int{
 	{3, 4100, 2}, {150, 40, 600}, {128, 32, 128}, {130, 130, 32},
 }
 
-// forEachKernel runs f with the assembly kernel (when available) and with the
-// portable kernel.
-func forEachKernel(t *testing.T, f func(t *testing.T)) {
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	if saved {
-		useAsm = true
-		t.Run("asm", f)
+// forEachPath runs f as a subtest on every path (see Path); a path that the
+// CPU or the build does not support is skipped.
+func forEachPath(t *testing.T, f func(t *testing.T)) {
+	for _, p := range Paths {
+		t.Run(p.String(), func(t *testing.T) {
+			if !p.Supported() {
+				t.Skipf("the %v path is not supported by this CPU or build", p)
+			}
+			defer setPath(setPath(p))
+			f(t)
+		})
 	}
-	useAsm = false
-	t.Run("generic", f)
 }
 
 func TestSgemmShapes(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(1))
 		for _, s := range shapes {
 			for _, tA := range []bool{false, true} {
@@ -175,7 +176,7 @@ func TestSgemmShapes(t *testing.T) {
 
 func TestSgemmStridedAlphaBeta(t *testing.T) {
 	ab := [][2]float32{{1, 0}, {1, 1}, {0.5, -2}, {-1.5, 0.25}, {2, 0}, {0, 0}, {0, 3}, {1, -1}}
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(2))
 		for _, s := range [][3]int{{7, 13, 5}, {17, 33, 65}, {6, 16, 300}, {12, 48, 16}, {1, 1, 1}, {40, 20, 0}} {
 			for _, tA := range []bool{false, true} {
@@ -220,7 +221,7 @@ func TestSgemmThreads(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			withParallelSettings(mode.minFlops, mode.budget, func() {
-				forEachKernel(t, func(t *testing.T) {
+				forEachPath(t, func(t *testing.T) {
 					rng := rand.New(rand.NewSource(3))
 					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 32, 32}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {1, 40, 3}, {40, 1, 300}, {13, 35, 600}} {
 						for _, tA := range []bool{false, true} {
@@ -241,7 +242,7 @@ func TestSgemmThreads(t *testing.T) {
 }
 
 func TestSgemmBetaZeroNaN(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(4))
 		for _, s := range [][3]int{{6, 16, 4}, {7, 17, 4}, {200, 100, 300}, {700, 40, 300}} {
 			for _, th := range []int{1, 2} {
@@ -256,7 +257,7 @@ func TestSgemmBetaZeroNaN(t *testing.T) {
 // TestSgemmAttentionStrided mimics Q*K^T for one head inside a packed QKV
 // tensor: lda = ldb = 384 with k = 32.
 func TestSgemmAttentionStrided(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(5))
 		for _, th := range []int{1, 2} {
 			runCase(t, rng, gemmCase{tB: true, m: 128, n: 128, k: 32, padA: 352, padB: 352, alpha: 0.125, beta: 0, threads: th})
@@ -320,7 +321,7 @@ func TestSgemmPanics(t *testing.T) {
 // TestSgemmExactLengths checks that slices exactly as long as the CBLAS
 // formula requires are accepted (no over-reads past the last row).
 func TestSgemmExactLengths(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(6))
 		for _, s := range [][3]int{{7, 13, 5}, {13, 35, 19}, {64, 64, 64}} {
 			for _, tA := range []bool{false, true} {
@@ -354,10 +355,12 @@ func TestSgemmExactLengths(t *testing.T) {
 }
 
 func TestSplitGrid(t *testing.T) {
-	for _, s := range [][4]int{{2048, 384, 128, 2}, {128, 512, 2048, 2}, {6, 16, 10, 8}, {1000, 1000, 10, 4}, {1, 1, 1, 3}} {
-		tr, tc := splitGrid(s[0], s[1], s[2], s[3])
-		if tr < 1 || tc < 1 || tr*tc > s[3] {
-			t.Errorf("splitGrid%v = %d x %d", s, tr, tc)
+	for _, p := range Paths {
+		for _, s := range [][4]int{{2048, 384, 128, 2}, {128, 512, 2048, 2}, {6, 16, 10, 8}, {1000, 1000, 10, 4}, {1, 1, 1, 3}} {
+			tr, tc := splitGrid(&geometries[p], s[0], s[1], s[2], s[3])
+			if tr < 1 || tc < 1 || tr*tc > s[3] {
+				t.Errorf("%v: splitGrid%v = %d x %d", p, s, tr, tc)
+			}
 		}
 	}
 }

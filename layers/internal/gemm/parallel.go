@@ -19,6 +19,7 @@ var sharedPackBudget = 1 << 19
 // out through atomic counters, so that goroutines which start late (waking
 // an idle core can take tens of microseconds) simply take fewer chunks.
 type sharedJob struct {
+	g              *geometry
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    float32
@@ -52,33 +53,25 @@ type sharedJob struct {
 // to finish before it blocks.
 const packSpin = 64
 
-// packAGroup is the number of 6-row A slivers packed by one task.
+// packAGroup is the number of A slivers packed by one task.
 const packAGroup = 8
-
-// useDirectA reports whether A should be read in place for a panel of
-// slivers 16-column B slivers. In-place reads avoid packing A, which is not
-// amortised over few column slivers; transposed A with a large stride is
-// packed otherwise, because reading it in place walks one cache line per k
-// step and thrashes L1.
-func useDirectA(transA bool, slivers int) bool {
-	return slivers <= directASlivers || (!transA && slivers <= directARowMajorSlivers)
-}
 
 var sharedPool = sync.Pool{New: func() any { return new(workspace) }}
 
 // trySharedParallel runs the product on up to threads goroutines using
 // shared packed buffers. It returns false, doing nothing, when the packed
 // operands would exceed sharedPackBudget.
-func trySharedParallel(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	j := &sharedJob{
+		g:      g,
 		transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
 		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
 	}
-	j.kc = blockSize(k, kcMax, 1)
+	j.kc = blockSize(k, g.kcMax, 1)
 	j.nkb = ceilDiv(k, j.kc)
-	j.mPad = ceilDiv(m, mr) * mr
-	j.nPad = ceilDiv(n, nr) * nr
-	j.direct = useDirectA(transA, j.nPad/nr)
+	j.mPad = ceilDiv(m, g.mr) * g.mr
+	j.nPad = ceilDiv(n, g.nr) * g.nr
+	j.direct = g.useDirectA(transA, j.nPad)
 	need := j.nkb * j.kc * j.nPad
 	if !j.direct {
 		need += j.nkb * j.kc * j.mPad
@@ -89,20 +82,20 @@ func trySharedParallel(threads int, transA, transB bool, m, n, k int, alpha floa
 
 	// Chunks of C: row blocks sized for L2 reuse of the A block; split
 	// columns as well when there are too few row blocks to balance.
-	j.rowChunk = blockSize(m, mcMax, mr)
+	j.rowChunk = blockSize(m, g.mcMax, g.mr)
 	j.rowChunks = ceilDiv(m, j.rowChunk)
-	nTiles := j.nPad / nr
+	nTiles := j.nPad / g.nr
 	j.colChunks = 1
 	if want := 4 * threads; j.rowChunks < want {
 		j.colChunks = min(nTiles, ceilDiv(want, j.rowChunks))
 	}
-	j.colChunk = ceilDiv(nTiles, j.colChunks) * nr
+	j.colChunk = ceilDiv(nTiles, j.colChunks) * g.nr
 	j.colChunks = ceilDiv(n, j.colChunk)
 	j.compTotal = int64(j.rowChunks * j.colChunks)
 
 	j.bTasksPerBlock = nTiles
 	if !j.direct {
-		j.aTasksPerBlock = ceilDiv(j.mPad/mr, packAGroup)
+		j.aTasksPerBlock = ceilDiv(j.mPad/g.mr, packAGroup)
 	}
 	j.packTotal = int64(j.nkb * (j.bTasksPerBlock + j.aTasksPerBlock))
 
@@ -155,7 +148,7 @@ func (j *sharedJob) work() {
 		}
 		runtime.Gosched()
 	}
-	var edge [mr * kcMax]float32
+	var edge [maxMR * maxKC]float32
 	for {
 		t := j.compNext.Add(1) - 1
 		if t >= j.compTotal {
@@ -176,19 +169,20 @@ func (j *sharedJob) kBlock(q int) (pc, kb int) {
 
 // pack performs packing task t.
 func (j *sharedJob) pack(t int) {
+	g := j.g
 	per := j.bTasksPerBlock + j.aTasksPerBlock
 	q, r := t/per, t%per
 	pc, kb := j.kBlock(q)
 	if r < j.bTasksPerBlock {
-		jc := r * nr
+		jc := r * g.nr
 		off := q*j.kc*j.nPad + jc*kb
-		packB(j.transB, kb, min(nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+nr*kb])
+		g.packB(j.transB, kb, min(g.nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+g.nr*kb])
 		return
 	}
-	ic := (r - j.bTasksPerBlock) * packAGroup * mr
-	mb := min(packAGroup*mr, j.m-ic)
+	ic := (r - j.bTasksPerBlock) * packAGroup * g.mr
+	mb := min(packAGroup*g.mr, j.m-ic)
 	off := q*j.kc*j.mPad + ic*kb
-	packA(j.transA, mb, kb, j.a, j.lda, ic, pc, j.ap[off:off+ceilDiv(mb, mr)*mr*kb])
+	g.packA(j.transA, mb, kb, j.a, j.lda, ic, pc, j.ap[off:off+ceilDiv(mb, g.mr)*g.mr*kb])
 }
 
 // compute performs compute chunk t: all k blocks of one chunk of C.
@@ -207,14 +201,14 @@ func (j *sharedJob) compute(t int, edge []float32) {
 			bet = 1
 		}
 		boff := q*j.kc*j.nPad + jc*kb
-		bsub := j.bp[boff : boff+ceilDiv(nb, nr)*nr*kb]
+		bsub := j.bp[boff : boff+ceilDiv(nb, j.g.nr)*j.g.nr*kb]
 		var src aSource
 		if j.direct {
 			src = aSource{a: j.a, base: ic*rs + pc*cs, rs: rs, cs: cs}
 		} else {
 			aoff := q*j.kc*j.mPad + ic*kb
-			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, mr)*mr*kb], rs: 1, cs: mr, packed: true}
+			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, j.g.mr)*j.g.mr*kb], rs: 1, cs: j.g.mr, packed: true}
 		}
-		macroKernel(mb, nb, kb, j.alpha, src, bsub, bet, j.c[ic*j.ldc+jc:], j.ldc, edge)
+		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsub, bet, j.c[ic*j.ldc+jc:], j.ldc, edge)
 	}
 }
