@@ -364,3 +364,85 @@ func TestSplitGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmEdgeTiles covers every number of rows and columns of a partial
+// tile of every path (up to the largest tile, 8 x 32), with and without
+// beta, transposed or not.
+func TestSgemmEdgeTiles(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(9))
+		for m := 1; m <= 17; m++ {
+			for _, n := range []int{1, 2, 5, 8, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65} {
+				for _, tA := range []bool{false, true} {
+					for _, tB := range []bool{false, true} {
+						for _, beta := range []float32{0, 0.5} {
+							runCase(t, rng, gemmCase{tA: tA, tB: tB, m: m, n: n, k: 2 + m%9, padA: 1, padB: 2, padC: 3, alpha: 1.25, beta: beta, threads: 1})
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestAsmPathsAgree checks that the assembly paths give bit-identical
+// results: each element is accumulated over k in the same order with fused
+// multiply-adds and scaled the same way. (The AVX2 path merges partial tiles
+// with beta != 0 without fusing, so those are left out.)
+func TestAsmPathsAgree(t *testing.T) {
+	if !AVX2.Supported() || !AVX512.Supported() {
+		t.Skip("needs both the avx2 and the avx512 paths")
+	}
+	defer setPath(setPath(AVX2))
+	rng := rand.New(rand.NewSource(10))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 13, 5}, {48, 64, 300}, {130, 70, 600}, {96, 32, 1000}, {2048, 128, 64}, {128, 128, 32}} {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, beta := range []float32{0, 0.5} {
+					m, n, k := s[0], s[1], s[2]
+					if beta != 0 && (m%6 != 0 || n%16 != 0) {
+						continue
+					}
+					a, b := randSlice(rng, m*k), randSlice(rng, k*n)
+					c0 := randSlice(rng, m*n)
+					lda, ldb := k, n
+					if tA {
+						lda = m
+					}
+					if tB {
+						ldb = k
+					}
+					var out [2][]float32
+					for i, p := range []Path{AVX2, AVX512} {
+						setPath(p)
+						out[i] = append([]float32(nil), c0...)
+						Sgemm(tA, tB, m, n, k, 0.75, a, lda, b, ldb, beta, out[i], n, 2)
+					}
+					for i := range out[0] {
+						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+							t.Fatalf("tA=%v tB=%v %v beta=%g: element %d: avx2 %v, avx512 %v", tA, tB, s, beta, i, out[0][i], out[1][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGeometries checks the invariants the code relies on.
+func TestGeometries(t *testing.T) {
+	for _, p := range Paths {
+		g := geometries[p]
+		if g.path != p || g.mr > maxMR || g.kcMax > maxKC || g.mcMax%g.mr != 0 || g.ncMax%g.nr != 0 {
+			t.Errorf("%v: bad geometry %+v", p, g)
+		}
+	}
+	if best != bestPath("") || !best.Supported() {
+		t.Errorf("best path %v", best)
+	}
+	for _, p := range Paths {
+		if got := bestPath(p.String()); p.Supported() && got != p {
+			t.Errorf("bestPath(%q) = %v", p, got)
+		}
+	}
+}
