@@ -58,12 +58,18 @@ type geometry struct {
 	// transposed (its rows are then contiguous in k and cheap to read in
 	// place); with few columns the packing cost of A is not amortised.
 	directACols, directARowMajorCols int
+
+	// Non-transposed B is read in place instead of being packed when the
+	// product has at most directBMaxRows rows: B is then reused by few A
+	// slivers, and packing it costs a pass over memory (0 disables it; the
+	// kernel must take a B row stride).
+	directBMaxRows int
 }
 
 var geometries = [...]geometry{
 	Portable: {path: Portable, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
 	AVX2:     {path: AVX2, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
-	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
+	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512},
 }
 
 // maxMR and maxKC bound mr and kcMax over all paths (for fixed-size scratch).

@@ -2,13 +2,16 @@
 // (SGEMM) for row-major matrices, written in pure Go plus Go assembly.
 //
 // The implementation follows the GotoBLAS/BLIS design. op(B) is packed into
-// panels of nr-column slivers and, unless it can be read in place, op(A) into
-// blocks of mr-row slivers; a register-blocked mr x nr micro-kernel computes
-// the tiles of C, looping over a column of tiles in assembly. The k dimension
-// is blocked (kc <= 256) so that a B sliver stays close to the core and an A
-// block in L2. When there are few column slivers, or A is not transposed, A
-// is read directly from the caller's matrix instead of being packed, which
-// matters for the small, strided attention products.
+// panels of nr-column slivers and op(A) into blocks of mr-row slivers, unless
+// they can be read in place; a register-blocked mr x nr micro-kernel
+// computes the tiles of C, looping over a column of tiles in assembly. The k
+// dimension is blocked (kc <= 256) so that a B sliver stays close to the
+// core and an A block in L2. When there are few column slivers, or A is not
+// transposed, A is read directly from the caller's matrix instead of being
+// packed, which matters for the small, strided attention products; on the
+// AVX-512 path, non-transposed B is also read in place when the product has
+// few rows (the weight gradients X^T dY of a Linear layer, whose B is large
+// and reused by few A slivers).
 //
 // Three paths implement the micro-kernel and the packing (see Path), and the
 // fastest one the CPU supports is chosen at run time: AVX-512 (8x32 tiles in
@@ -210,14 +213,28 @@ type workspace struct {
 	ap   []float32 // packed A block: mc x kc, in mr-row slivers
 	bp   []float32 // packed B panel: kc x nc, in nr-column slivers
 	edge []float32 // one packed mr x kc A sliver for partial tiles of A read in place
+	// edgeB is one packed kc x nr B sliver for partial tiles of B read in
+	// place.
+	edgeB []float32
 }
 
 var workspacePool = sync.Pool{New: func() any { return new(workspace) }}
 
 // useDirectA reports whether A should be read in place for a B panel of
-// cols columns (see geometry).
-func (g *geometry) useDirectA(transA bool, cols int) bool {
+// cols columns (see geometry). Non-transposed A whose row stride is a
+// multiple of 4 KiB is packed: its mr rows would share one set of the L1
+// cache.
+func (g *geometry) useDirectA(transA bool, lda, cols int) bool {
+	if !transA && lda%1024 == 0 {
+		return false
+	}
 	return cols <= g.directACols || (!transA && cols <= g.directARowMajorCols)
+}
+
+// useDirectB reports whether non-transposed B should be read in place for a
+// product with m rows (see geometry).
+func (g *geometry) useDirectB(transB bool, m int) bool {
+	return !transB && m <= g.directBMaxRows
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -242,6 +259,16 @@ func grow(s []float32, n int) []float32 {
 	return buf[off : off+n : off+n]
 }
 
+// bSource describes where the micro-kernels read B from: either a packed
+// panel (nr-column slivers of kb steps) or op(B) in place (not transposed),
+// with element (p, j) of the current block at b[base + p*ld + j].
+type bSource struct {
+	b      []float32
+	base   int
+	ld     int
+	packed bool
+}
+
 // aSource describes where the micro-kernels read A from: either a packed
 // block (mr-row slivers of kb steps) or op(A) in place, with element (i, p)
 // of the current block at a[base + i*rs + p*cs].
@@ -258,7 +285,8 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 	kc := blockSize(k, g.kcMax, 1)
 	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
-	directA := g.useDirectA(transA, nc)
+	directA := g.useDirectA(transA, lda, nc)
+	directB := g.useDirectB(transB, m)
 
 	ws := workspacePool.Get().(*workspace)
 	defer workspacePool.Put(ws)
@@ -267,7 +295,13 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 	} else {
 		ws.ap = grow(ws.ap, min(mc, ceilDiv(m, g.mr)*g.mr)*kc)
 	}
-	ws.bp = grow(ws.bp, min(nc, ceilDiv(n, g.nr)*g.nr)*kc)
+	bsrc := bSource{b: b, ld: ldb}
+	if directB {
+		ws.edgeB = grow(ws.edgeB, g.nr*kc)
+	} else {
+		ws.bp = grow(ws.bp, min(nc, ceilDiv(n, g.nr)*g.nr)*kc)
+		bsrc = bSource{b: ws.bp, ld: g.nr, packed: true}
+	}
 
 	asrc := aSource{a: a, rs: lda, cs: 1}
 	if transA {
@@ -280,7 +314,11 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			g.packB(transB, kb, nb, b, ldb, pc, jc, ws.bp)
+			if directB {
+				bsrc.base = pc*ldb + jc
+			} else {
+				g.packB(transB, kb, nb, b, ldb, pc, jc, ws.bp)
+			}
 			bet := beta
 			if pc > 0 {
 				bet = 1
@@ -292,22 +330,24 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 				} else {
 					g.packA(transA, mb, kb, a, lda, ic, pc, ws.ap)
 				}
-				g.macroKernel(mb, nb, kb, alpha, asrc, ws.bp, bet, c[ic*ldc+jc:], ldc, ws.edge)
+				g.macroKernel(mb, nb, kb, alpha, asrc, bsrc, bet, c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
 			}
 		}
 	}
 }
 
 // macroKernel multiplies an mb x kb block of op(A) (packed or in place, see
-// aSource) by a packed kb x nb panel of op(B) into C (whose top-left element
-// is c[0]). edgeA is scratch for one packed mr x kb A sliver, used for the
-// partial last sliver of A read in place.
-func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bp []float32, beta float32, c []float32, ldc int, edgeA []float32) {
+// aSource) by a kb x nb panel of op(B) (packed, or in place on the paths
+// whose directBMaxRows is positive, see bSource) into C (whose top-left
+// element is c[0]). edgeA is scratch for one packed mr x kb A sliver, used
+// for the partial last sliver of A read in place, and edgeB for one packed
+// kb x nr B sliver, used for the partial last sliver of B read in place.
+func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, c []float32, ldc int, edgeA, edgeB []float32) {
 	if g.path == AVX512 {
-		macroKernel8x32(mb, nb, kb, alpha, asrc, bp, beta, c, ldc, edgeA)
+		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, c, ldc, edgeA, edgeB)
 		return
 	}
-	macroKernel6x16(g.path == AVX2, mb, nb, kb, alpha, asrc, bp, beta, c, ldc, edgeA)
+	macroKernel6x16(g.path == AVX2, mb, nb, kb, alpha, asrc, bsrc.b, beta, c, ldc, edgeA)
 }
 
 // packA packs the mb x kb block of op(A) starting at (ic, pc) into ap as

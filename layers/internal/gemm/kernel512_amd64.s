@@ -2,15 +2,15 @@
 
 #include "textflag.h"
 
-// KSTEP8 is one k step of the 8x32 micro-kernel: it loads the 32 packed B
-// values at boff(DI) into Z16 and Z17, broadcasts A(i, p) for the 8 rows
-// (row i at SI + i*rsa, with R10 = rsa, R12 = 3*rsa and R13 = SI + 5*rsa, all
-// in bytes) and accumulates row i into Z(2i) (columns 0-15) and Z(2i+1)
-// (columns 16-31). It then advances SI and R13 to the next k step (R11 =
-// csa bytes).
-#define KSTEP8(boff) \
-	VMOVUPS      boff(DI), Z16 \
-	VMOVUPS      boff+64(DI), Z17 \
+// KSTEP8 is one k step of the 8x32 micro-kernel: it loads the 32 B values
+// at DI into Z16 and Z17, broadcasts A(i, p) for the 8 rows (row i at SI +
+// i*rsa, with R10 = rsa, R12 = 3*rsa and R13 = SI + 5*rsa, all in bytes) and
+// accumulates row i into Z(2i) (columns 0-15) and Z(2i+1) (columns 16-31).
+// It then advances DI by R14 (the row stride of B in bytes) and SI and R13
+// by R11 (csa bytes) to the next k step.
+#define KSTEP8 \
+	VMOVUPS      (DI), Z16 \
+	VMOVUPS      64(DI), Z17 \
 	VBROADCASTSS (SI), Z18 \
 	VFMADD231PS  Z16, Z18, Z0 \
 	VFMADD231PS  Z17, Z18, Z1 \
@@ -35,6 +35,7 @@
 	VBROADCASTSS (R13)(R10*2), Z19 \
 	VFMADD231PS  Z16, Z19, Z14 \
 	VFMADD231PS  Z17, Z19, Z15 \
+	ADDQ         R14, DI \
 	ADDQ         R11, SI \
 	ADDQ         R11, R13
 
@@ -107,15 +108,15 @@
 	ST(Z14, Z15) \
 	JMP  next
 
-// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
 //
 // Computes nsl vertically adjacent 8x32 tiles of C; see the Go declaration.
 // Register use: CX slivers left, AX the current A sliver, DX its C tile, R8
-// ldc, R10 rsa, R11 csa, R12 3*rsa (all strides in bytes), SI and R13 rows 0
-// and 5 of A at the current k step, DI the B sliver, BX a counter, Z0-Z15
-// the accumulators, Z16-Z19 B and A values, Z30 alpha, Z31 beta, K1 and K2
-// the column masks.
-TEXT ·kernel8x32(SB), NOSPLIT, $0-92
+// ldc, R10 rsa, R11 csa, R12 3*rsa, R14 ldb (all strides in bytes), SI and
+// R13 rows 0 and 5 of A at the current k step, DI B at the current k step,
+// BX a counter, Z0-Z15 the accumulators, Z16-Z19 B and A values, Z30 alpha,
+// Z31 beta, K1 and K2 the column masks.
+TEXT ·kernel8x32(SB), NOSPLIT, $0-100
 	MOVQ  nsl+0(FP), CX
 	TESTQ CX, CX
 	JZ    done
@@ -125,10 +126,12 @@ TEXT ·kernel8x32(SB), NOSPLIT, $0-92
 	LEAQ  (R10)(R10*2), R12
 	MOVQ  csa+32(FP), R11
 	SHLQ  $2, R11
-	MOVQ  c+56(FP), DX
-	MOVQ  ldc+64(FP), R8
+	MOVQ  ldb+56(FP), R14
+	SHLQ  $2, R14
+	MOVQ  c+64(FP), DX
+	MOVQ  ldc+72(FP), R8
 	SHLQ  $2, R8
-	MOVL  mask+88(FP), BX
+	MOVL  mask+96(FP), BX
 	KMOVW BX, K1
 	SHRL  $16, BX
 	KMOVW BX, K2
@@ -172,11 +175,10 @@ prefetch:
 	JZ   tail
 
 loop4:
-	KSTEP8(0)
-	KSTEP8(128)
-	KSTEP8(256)
-	KSTEP8(384)
-	ADDQ $512, DI
+	KSTEP8
+	KSTEP8
+	KSTEP8
+	KSTEP8
 	DECQ BX
 	JNZ  loop4
 
@@ -186,8 +188,7 @@ tail:
 	JZ   store
 
 loop1:
-	KSTEP8(0)
-	ADDQ $128, DI
+	KSTEP8
 	DECQ BX
 	JNZ  loop1
 
@@ -195,12 +196,12 @@ store:
 	// BX = rows to store: 8, or rows for the last sliver.
 	MOVQ         $8, BX
 	CMPQ         CX, $1
-	CMOVQEQ      rows+80(FP), BX
+	CMOVQEQ      rows+88(FP), BX
 	MOVQ         DX, R9
-	VBROADCASTSS alpha+72(FP), Z30
-	VBROADCASTSS beta+76(FP), Z31
-	MOVL         mask+88(FP), SI
-	MOVL         beta+76(FP), DI
+	VBROADCASTSS alpha+80(FP), Z30
+	VBROADCASTSS beta+84(FP), Z31
+	MOVL         mask+96(FP), SI
+	MOVL         beta+84(FP), DI
 	SHLL         $1, DI // drop the sign bit: +0 and -0 both mean "overwrite"
 	JZ           zero
 	CMPL         SI, $-1

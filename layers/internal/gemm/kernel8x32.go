@@ -9,7 +9,7 @@ package gemm
 func colMask(cols int) uint32 { return uint32(uint64(1)<<cols - 1) }
 
 // macroKernel8x32 is macroKernel for the AVX-512 path.
-func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bp []float32, beta float32, c []float32, ldc int, edgeA []float32) {
+func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, c []float32, ldc int, edgeA, edgeB []float32) {
 	const mr, nr = 8, 32
 	full := mb / mr * mr // rows covered by full A slivers
 	rem := mb - full
@@ -45,18 +45,32 @@ func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bp []float32, 
 	for jr := 0; jr < nb; jr += nr {
 		cols := min(nr, nb-jr)
 		mask := colMask(cols)
-		bs := bp[jr*kb : jr*kb+nr*kb]
+		var bs []float32 // the B sliver: kb rows of nr values, row stride ldb
+		ldb := nr
+		switch {
+		case bsrc.packed:
+			bs = bsrc.b[jr*kb : jr*kb+nr*kb]
+		case cols == nr:
+			base := bsrc.base + jr
+			bs, ldb = bsrc.b[base:base+(kb-1)*bsrc.ld+nr], bsrc.ld
+		default:
+			// Columns past nb may lie outside b: pack the partial
+			// sliver, zero-padded.
+			bs = edgeB[:nr*kb]
+			_ = bsrc.b[bsrc.base+jr+(kb-1)*bsrc.ld+cols-1]
+			packB32N(kb, &bsrc.b[bsrc.base+jr], bsrc.ld, &bs[0], mask)
+		}
 		// The elements of C written: rows [0, mb), columns [jr, jr+cols).
 		ct := c[jr : (mb-1)*ldc+jr+cols]
 		if asrc.packed {
-			kernel8x32(nsl, kb, &aAll[0], 1, mr, mr*kb, &bs[0], &ct[0], ldc, alpha, beta, last, mask)
+			kernel8x32(nsl, kb, &aAll[0], 1, mr, mr*kb, &bs[0], ldb, &ct[0], ldc, alpha, beta, last, mask)
 			continue
 		}
 		if full > 0 {
-			kernel8x32(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], &ct[0], ldc, alpha, beta, mr, mask)
+			kernel8x32(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], ldb, &ct[0], ldc, alpha, beta, mr, mask)
 		}
 		if rem != 0 {
-			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], &ct[full*ldc], ldc, alpha, beta, rem, mask)
+			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], ldb, &ct[full*ldc], ldc, alpha, beta, rem, mask)
 		}
 	}
 }

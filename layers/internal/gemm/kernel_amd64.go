@@ -45,18 +45,18 @@ func kernel6x16L(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc 
 
 // kernel8x32 computes nsl vertically adjacent 8x32 tiles of C: for tile s,
 // C[8s:8s+8, 0:32] = alpha*A_s*B + beta*C[8s:8s+8, 0:32], where element
-// (i, p) of A_s is a[s*asl + i*rsa + p*csa] and b is a packed kc x 32 sliver
-// (32 floats per k step). Strides are in elements; ldc is the row stride of
-// c. Only the first rows rows (1 <= rows <= 8) of the last tile and only the
-// columns whose bit is set in mask (bit j for column j) are stored; other
-// elements of C are neither read nor written, and when beta is zero (either
-// sign) C is not read at all. The accumulators are Z0-Z15 (row i in Z(2i),
-// Z(2i+1)); each k step loads 32 B values into Z16-Z17 and broadcasts the 8
-// A values, reading row i of A_s at a[s*asl + i*rsa] onwards, so the rows of
-// a tile need not be valid beyond those stored only if they are readable.
+// (i, p) of A_s is a[s*asl + i*rsa + p*csa] and B(p, j) is b[p*ldb + j]
+// (ldb = 32 for a packed sliver). Strides are in elements; ldc is the row
+// stride of c. Only the first rows rows (1 <= rows <= 8) of the last tile
+// and only the columns whose bit is set in mask (bit j for column j) are
+// stored; other elements of C are neither read nor written, and when beta
+// is zero (either sign) C is not read at all. All 8 rows of every A_s and
+// all 32 columns of B are read, so they must be readable (pad partial
+// slivers). The accumulators are Z0-Z15 (row i in Z(2i), Z(2i+1)); each k
+// step loads 32 B values into Z16-Z17 and broadcasts the 8 A values.
 //
 //go:noescape
-func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
 
 // transpose8 transposes the 8 x kb8 block of src (8 rows with stride lds
 // elements, kb8 a multiple of 8) into kb8 rows of 8 floats with stride ldd

@@ -71,7 +71,7 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	j.nkb = ceilDiv(k, j.kc)
 	j.mPad = ceilDiv(m, g.mr) * g.mr
 	j.nPad = ceilDiv(n, g.nr) * g.nr
-	j.direct = g.useDirectA(transA, j.nPad)
+	j.direct = g.useDirectA(transA, lda, j.nPad)
 	need := j.nkb * j.kc * j.nPad
 	if !j.direct {
 		need += j.nkb * j.kc * j.mPad
@@ -209,6 +209,6 @@ func (j *sharedJob) compute(t int, edge []float32) {
 			aoff := q*j.kc*j.mPad + ic*kb
 			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, j.g.mr)*j.g.mr*kb], rs: 1, cs: j.g.mr, packed: true}
 		}
-		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsub, bet, j.c[ic*j.ldc+jc:], j.ldc, edge)
+		j.g.macroKernel(mb, nb, kb, j.alpha, src, bSource{b: bsub, ld: j.g.nr, packed: true}, bet, j.c[ic*j.ldc+jc:], j.ldc, edge, nil)
 	}
 }
