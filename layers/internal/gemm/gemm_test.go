@@ -216,7 +216,7 @@ func TestSgemmThreads(t *testing.T) {
 	}{
 		{"default", minParallelFlops, sharedPackBudget},
 		{"shared", 0, sharedPackBudget}, // every shape takes the shared-packing path
-		{"static", 0, 0},                // every shape takes the static split
+		{"static", 0, -1},               // every shape takes the static split
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {

@@ -8,10 +8,11 @@ import (
 
 // sharedPackBudget is the largest number of floats (packed A plus packed B)
 // for which the multi-threaded path packs the whole of op(A) and op(B) once
-// into shared buffers (2 MiB: the packed operands then stay cache-resident).
-// Larger products, typically those with a long k reduction, use the static
-// split in parallel, whose per-goroutine blocked packing is more cache
-// friendly. It is a variable so that tests can exercise both paths.
+// into shared buffers (2 MiB: the packed operands then stay cache-resident);
+// operands read in place need no room. Larger products, typically those
+// with a long k reduction, use the static split in parallel, whose
+// per-goroutine blocked packing is more cache friendly. It is a variable so
+// that tests can exercise both paths (-1 forces the static split).
 var sharedPackBudget = 1 << 19
 
 // sharedJob is one multi-threaded product. Its work is a list of packing
@@ -30,9 +31,10 @@ type sharedJob struct {
 	nkb    int  // number of k blocks
 	mPad   int  // m rounded up to a multiple of mr
 	nPad   int  // n rounded up to a multiple of nr
-	direct bool // A is read in place rather than packed
+	direct  bool // A is read in place rather than packed
+	directB bool // B is read in place rather than packed
 
-	ap, bp []float32 // shared packed op(A) (unless direct) and op(B)
+	ap, bp []float32 // shared packed op(A) (unless direct) and op(B) (unless directB)
 
 	// Packing tasks: B tasks are (k block, B sliver); A tasks are
 	// (k block, group of packAGroup A slivers).
@@ -72,7 +74,11 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	j.mPad = ceilDiv(m, g.mr) * g.mr
 	j.nPad = ceilDiv(n, g.nr) * g.nr
 	j.direct = g.useDirectA(transA, lda, j.nPad)
-	need := j.nkb * j.kc * j.nPad
+	j.directB = g.useDirectB(transB, m)
+	need := 0
+	if !j.directB {
+		need += j.nkb * j.kc * j.nPad
+	}
 	if !j.direct {
 		need += j.nkb * j.kc * j.mPad
 	}
@@ -93,15 +99,19 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	j.colChunks = ceilDiv(n, j.colChunk)
 	j.compTotal = int64(j.rowChunks * j.colChunks)
 
-	j.bTasksPerBlock = nTiles
+	if !j.directB {
+		j.bTasksPerBlock = nTiles
+	}
 	if !j.direct {
 		j.aTasksPerBlock = ceilDiv(j.mPad/g.mr, packAGroup)
 	}
 	j.packTotal = int64(j.nkb * (j.bTasksPerBlock + j.aTasksPerBlock))
 
 	ws := sharedPool.Get().(*workspace)
-	ws.bp = grow(ws.bp, j.nkb*j.kc*j.nPad)
-	j.bp = ws.bp
+	if !j.directB {
+		ws.bp = grow(ws.bp, j.nkb*j.kc*j.nPad)
+		j.bp = ws.bp
+	}
 	if !j.direct {
 		ws.ap = grow(ws.ap, j.nkb*j.kc*j.mPad)
 		j.ap = ws.ap
@@ -148,13 +158,18 @@ func (j *sharedJob) work() {
 		}
 		runtime.Gosched()
 	}
-	var edge [maxMR * maxKC]float32
+	ws := workspacePool.Get().(*workspace)
+	defer workspacePool.Put(ws)
+	ws.edge = grow(ws.edge, j.g.mr*j.kc)
+	if j.directB {
+		ws.edgeB = grow(ws.edgeB, j.g.nr*j.kc)
+	}
 	for {
 		t := j.compNext.Add(1) - 1
 		if t >= j.compTotal {
 			return
 		}
-		j.compute(int(t), edge[:])
+		j.compute(int(t), ws.edge, ws.edgeB)
 		if j.compDone.Add(1) == j.compTotal {
 			close(j.finished)
 		}
@@ -186,7 +201,7 @@ func (j *sharedJob) pack(t int) {
 }
 
 // compute performs compute chunk t: all k blocks of one chunk of C.
-func (j *sharedJob) compute(t int, edge []float32) {
+func (j *sharedJob) compute(t int, edge, edgeB []float32) {
 	ri, ci := t/j.colChunks, t%j.colChunks
 	ic, jc := ri*j.rowChunk, ci*j.colChunk
 	mb, nb := min(j.rowChunk, j.m-ic), min(j.colChunk, j.n-jc)
@@ -200,8 +215,11 @@ func (j *sharedJob) compute(t int, edge []float32) {
 		if q > 0 {
 			bet = 1
 		}
-		boff := q*j.kc*j.nPad + jc*kb
-		bsub := j.bp[boff : boff+ceilDiv(nb, j.g.nr)*j.g.nr*kb]
+		bsrc := bSource{b: j.b, base: pc*j.ldb + jc, ld: j.ldb}
+		if !j.directB {
+			boff := q*j.kc*j.nPad + jc*kb
+			bsrc = bSource{b: j.bp[boff : boff+ceilDiv(nb, j.g.nr)*j.g.nr*kb], ld: j.g.nr, packed: true}
+		}
 		var src aSource
 		if j.direct {
 			src = aSource{a: j.a, base: ic*rs + pc*cs, rs: rs, cs: cs}
@@ -209,6 +227,6 @@ func (j *sharedJob) compute(t int, edge []float32) {
 			aoff := q*j.kc*j.mPad + ic*kb
 			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, j.g.mr)*j.g.mr*kb], rs: 1, cs: j.g.mr, packed: true}
 		}
-		j.g.macroKernel(mb, nb, kb, j.alpha, src, bSource{b: bsub, ld: j.g.nr, packed: true}, bet, j.c[ic*j.ldc+jc:], j.ldc, edge, nil)
+		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsrc, bet, j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
 	}
 }
