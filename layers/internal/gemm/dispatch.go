@@ -56,7 +56,9 @@ type geometry struct {
 	// A is read in place instead of being packed when the B panel has at
 	// most directACols columns, or directARowMajorCols when A is not
 	// transposed (its rows are then contiguous in k and cheap to read in
-	// place); with few columns the packing cost of A is not amortised.
+	// place); with few columns the packing cost of A is not amortised. The
+	// 8x32 kernel reads A from L2 at half the rate of the 6x16 one, so it
+	// takes transposed A in place for wider panels.
 	directACols, directARowMajorCols int
 
 	// Non-transposed B is read in place instead of being packed when the
@@ -71,12 +73,6 @@ var geometries = [...]geometry{
 	AVX2:     {path: AVX2, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
 	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512},
 }
-
-// maxMR and maxKC bound mr and kcMax over all paths (for fixed-size scratch).
-const (
-	maxMR = 8
-	maxKC = 256
-)
 
 // best is the fastest supported path, or the one named by the ALIBI_SIMD
 // environment variable ("portable", "avx2" or "avx512") if that is slower
