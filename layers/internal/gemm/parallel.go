@@ -27,10 +27,10 @@ type sharedJob struct {
 	a, b, c        []float32
 	lda, ldb, ldc  int
 
-	kc     int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
-	nkb    int  // number of k blocks
-	mPad   int  // m rounded up to a multiple of mr
-	nPad   int  // n rounded up to a multiple of nr
+	kc      int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
+	nkb     int  // number of k blocks
+	mPad    int  // m rounded up to a multiple of mr
+	nPad    int  // n rounded up to a multiple of nr
 	direct  bool // A is read in place rather than packed
 	directB bool // B is read in place rather than packed
 
