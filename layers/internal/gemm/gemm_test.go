@@ -267,24 +267,26 @@ func TestSgemmAttentionStrided(t *testing.T) {
 }
 
 func TestSgemmEmpty(t *testing.T) {
-	// m or n == 0 must not touch anything, even with nil slices.
-	Sgemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5, 2)
-	Sgemm(false, false, 5, 0, 3, 1, make([]float32, 15), 3, nil, 1, 0, nil, 1, 2)
-	// k == 0: C = beta*C and A, B may be empty.
-	c := []float32{1, 2, 3, 4, 5, 6}
-	Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 2, c, 3, 1)
-	want := []float32{2, 4, 3, 8, 10, 6}
-	for i := range c {
-		if c[i] != want[i] {
-			t.Fatalf("k=0 beta=2: got %v, want %v", c, want)
+	forEachPath(t, func(t *testing.T) {
+		// m or n == 0 must not touch anything, even with nil slices.
+		Sgemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5, 2)
+		Sgemm(false, false, 5, 0, 3, 1, make([]float32, 15), 3, nil, 1, 0, nil, 1, 2)
+		// k == 0: C = beta*C and A, B may be empty.
+		c := []float32{1, 2, 3, 4, 5, 6}
+		Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 2, c, 3, 1)
+		want := []float32{2, 4, 3, 8, 10, 6}
+		for i := range c {
+			if c[i] != want[i] {
+				t.Fatalf("k=0 beta=2: got %v, want %v", c, want)
+			}
 		}
-	}
-	nan := float32(math.NaN())
-	c = []float32{nan, nan, 7}
-	Sgemm(true, true, 1, 2, 0, 1, nil, 1, nil, 1, 0, c, 2, 1)
-	if c[0] != 0 || c[1] != 0 || c[2] != 7 {
-		t.Fatalf("k=0 beta=0: got %v", c)
-	}
+		nan := float32(math.NaN())
+		c = []float32{nan, nan, 7}
+		Sgemm(true, true, 1, 2, 0, 1, nil, 1, nil, 1, 0, c, 2, 1)
+		if c[0] != 0 || c[1] != 0 || c[2] != 7 {
+			t.Fatalf("k=0 beta=0: got %v", c)
+		}
+	})
 }
 
 func TestSgemmPanics(t *testing.T) {
@@ -302,20 +304,22 @@ func TestSgemmPanics(t *testing.T) {
 		{"short B", "B has length", func() { Sgemm(false, false, 2, 20, 10, 1, a, 10, a, 20, 0, a, 20, 1) }},
 		{"short C", "C has length", func() { Sgemm(false, false, 20, 10, 2, 1, a, 2, a, 10, 0, a, 10, 1) }},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				if r == nil {
-					t.Fatalf("no panic")
-				}
-				if msg := fmt.Sprint(r); !strings.Contains(msg, tc.want) {
-					t.Fatalf("panic %q does not mention %q", msg, tc.want)
-				}
-			}()
-			tc.f()
-		})
-	}
+	forEachPath(t, func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				defer func() {
+					r := recover()
+					if r == nil {
+						t.Fatalf("no panic")
+					}
+					if msg := fmt.Sprint(r); !strings.Contains(msg, tc.want) {
+						t.Fatalf("panic %q does not mention %q", msg, tc.want)
+					}
+				}()
+				tc.f()
+			})
+		}
+	})
 }
 
 // TestSgemmExactLengths checks that slices exactly as long as the CBLAS
