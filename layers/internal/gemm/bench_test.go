@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 )
 
 // benchShape is one product measured by the benchmarks. Zero leading
@@ -222,7 +225,8 @@ func BenchmarkPeak(b *testing.B) {
 
 // BenchmarkSgemm measures every shape on every path, with one and two
 // goroutines, and reports GFLOP/s and the percentage of the path's measured
-// peak on as many cores (BenchmarkPeak).
+// peak on as many cores (BenchmarkPeak); gonum's Sgemm is the reference.
+// For a table, run it with -count and summarise with benchstat.
 func BenchmarkSgemm(b *testing.B) {
 	rng := rand.New(rand.NewSource(1))
 	for _, s := range benchShapes {
@@ -242,6 +246,19 @@ func BenchmarkSgemm(b *testing.B) {
 						b.ReportMetric(100*gf/peakGFLOPS(p, th), "%peak")
 					})
 				}
+			})
+			b.Run("gonum", func(b *testing.B) {
+				ta, tb := blas.NoTrans, blas.NoTrans
+				if s.tA {
+					ta = blas.Trans
+				}
+				if s.tB {
+					tb = blas.Trans
+				}
+				for b.Loop() {
+					gonum.Implementation{}.Sgemm(ta, tb, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc)
+				}
+				b.ReportMetric(s.flops()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		})
 	}
