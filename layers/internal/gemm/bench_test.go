@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,7 +270,7 @@ func BenchmarkSgemm(b *testing.B) {
 // once, the way a per-(sequence, head) attention loop uses the package.
 func BenchmarkAttentionConcurrent(b *testing.B) {
 	for _, s := range benchShapes {
-		if s.name[:4] != "attn" {
+		if !strings.HasPrefix(s.name, "attn") {
 			continue
 		}
 		ar, _, br, _, lda, ldb, ldc := s.dims()
