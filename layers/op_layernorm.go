@@ -120,9 +120,9 @@ func rowStats[T float](x []T) (mean, rstd float64) {
 }
 
 // lnForward normalises every row; stats, when not nil, receives each row's
-// mean and rstd.
-// float32 rows use the vmath kernels: the same arithmetic, except that the
-// sums of the statistics are taken in 16 interleaved partial sums.
+// mean and rstd. float32 rows use the vmath kernels: the same arithmetic,
+// except that the sums of the statistics are taken in 16 interleaved partial
+// sums.
 func lnForward[T float](x, gamma, beta, out []T, d int, stats []float64) {
 	x32, is32 := any(x).([]float32)
 	var g32, b32, o32 []float32
