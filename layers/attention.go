@@ -104,8 +104,8 @@ func (o *attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{q[0], d}, nil
 }
 
-// call gathers what both passes need: the inputs as dense tensors, the
-// sequence views and the kernel bias.
+// attnCall gathers what both passes need: the inputs as dense tensors and
+// the geometry.
 type attnCall struct {
 	qkv, params *tensor.Dense
 	batch, d    int
@@ -151,7 +151,7 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 	return out, nil
 }
 
-// seqs returns the kernel's sequence views: the packed rows of each
+// attnSeqs returns the kernel's sequence views: the packed rows of each
 // sequence, or the new rows against the cache.
 func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T], error) {
 	if o.cfg.Cache == nil {
@@ -169,7 +169,7 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T],
 	return any(seqs).([]flashSeq[T]), err
 }
 
-// kernelBias returns the scheme's bias for keys up to kLen, or nil.
+// attnBias returns the scheme's bias for keys up to kLen, or nil.
 func attnBias[T float](o *attentionOp, c attnCall, kLen int) tileBias[T] {
 	if o.cfg.Bias == nil {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/alibi-go/alibi/layers/parallel"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -120,10 +121,27 @@ func rowStats[T float](x []T) (mean, rstd float64) {
 }
 
 // lnForward normalises every row; stats, when not nil, receives each row's
-// mean and rstd.
+// mean and rstd. float32 rows use the vmath kernels: the same arithmetic,
+// except that the sums of the statistics are taken in 16 interleaved partial
+// sums.
 func lnForward[T float](x, gamma, beta, out []T, d int, stats []float64) {
+	x32, is32 := any(x).([]float32)
+	var g32, b32, o32 []float32
+	if is32 {
+		g32, b32, o32 = any(gamma).([]float32), any(beta).([]float32), any(out).([]float32)
+	}
 	parallelChunks(len(x)/d, 64, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
+			if is32 {
+				xr := x32[r*d : (r+1)*d]
+				mean, sqDev := vmath.Moments(xr)
+				rstd := 1 / math.Sqrt(sqDev/float64(d)+LayerNormEps)
+				if stats != nil {
+					stats[2*r], stats[2*r+1] = mean, rstd
+				}
+				vmath.Normalize(o32[r*d:(r+1)*d], xr, g32, b32, float32(mean), float32(rstd))
+				continue
+			}
 			xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
 			mean, rstd := rowStats(xr)
 			if stats != nil {
@@ -211,16 +229,29 @@ func convert(src []float64, dst []float32) {
 //	dgamma = sum_rows(dy*xhat),  dbeta = sum_rows(dy),
 //
 // the column sums as per-chunk partial sums added in chunk order, so the
-// result is reproducible.
+// result is reproducible. float32 rows use the vmath kernels: the same
+// arithmetic, except that the row sums are taken in 16 interleaved partial
+// sums.
 func lnBackward[T float](x, gamma, dy, dx []T, d int, stats, dGamma, dBeta []float64) {
 	rows := len(x) / d
 	chunks := parallel.NumChunks(rows, 64)
 	partial := make([]float64, 2*chunks*d)
+	x32, is32 := any(x).([]float32)
+	var g32, dy32, dx32 []float32
+	if is32 {
+		g32, dy32, dx32 = any(gamma).([]float32), any(dy).([]float32), any(dx).([]float32)
+	}
 	parallelChunks(rows, 64, func(c, lo, hi int) {
 		pg, pb := partial[2*c*d:(2*c+1)*d], partial[(2*c+1)*d:(2*c+2)*d]
 		for r := lo; r < hi; r++ {
-			xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
 			mean, rstd := stats[2*r], stats[2*r+1]
+			if is32 {
+				xr, gr := x32[r*d:(r+1)*d], dy32[r*d:(r+1)*d]
+				mg, mgx := vmath.LayerNormGradSums(xr, gr, g32, mean, rstd, pg, pb)
+				vmath.LayerNormGradX(dx32[r*d:(r+1)*d], xr, gr, g32, mean, rstd, mg/float64(d), mgx/float64(d))
+				continue
+			}
+			xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
 			var mg, mgx float64
 			for j, v := range xr {
 				xh := (float64(v) - mean) * rstd

@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/layers/parallel"
 )
 
@@ -56,12 +57,9 @@ func (o *AdamW) Update(params, grads [][]float32, decay []bool, lr float64) {
 		if decay[i] {
 			shrink = float32(1 - lr*o.WeightDecay)
 		}
-		for j := range w {
-			m[j] = b1*m[j] + (1-b1)*g[j]
-			v[j] = b2*v[j] + (1-b2)*g[j]*g[j]
-			denom := float32(math.Sqrt(float64(v[j])))*invSqrtBC2 + eps
-			w[j] = w[j]*shrink - stepSize*m[j]/denom
-		}
+		// m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
+		// w = w*shrink - stepSize*m/(sqrt(v)*invSqrtBC2 + eps), in float32.
+		layers.AdamWStep(w, g, m, v, b1, b2, eps, shrink, stepSize, invSqrtBC2)
 	})
 }
 

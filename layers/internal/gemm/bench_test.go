@@ -3,9 +3,9 @@ package gemm
 import (
 	"fmt"
 	"math/rand"
-	"os"
-	"strconv"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,31 +22,48 @@ type benchShape struct {
 	lda, ldb, ldc int
 }
 
+// benchShapes are the products of a training step: the tiny model (d_model
+// 128, d_ff 512, vocab 256, 4 heads of 32, 16 x 128 = 2048 tokens per step),
+// then the small model (d_model 256, d_ff 1024, 8192 tokens per step). A
+// Linear layer computes Y = X W (fwd), dX = dY W^T and dW = X^T dY;
+// attention works per (sequence, head) on heads strided inside the QKV rows.
 var benchShapes = []benchShape{
-	// Linear layers, forward: Y = X * W.
+	// Tiny model, forward: QKV, attention output, FF in, FF out, LM head.
 	{name: "fwd", m: 2048, n: 384, k: 128},
 	{name: "fwd", m: 2048, n: 128, k: 128},
 	{name: "fwd", m: 2048, n: 512, k: 128},
-	{name: "fwd", m: 2048, n: 256, k: 128},
 	{name: "fwd", m: 2048, n: 128, k: 512},
-	// Backward: dX = dY * W^T.
+	{name: "fwd", m: 2048, n: 256, k: 128},
+	// Tiny model, backward.
 	{name: "dX", tB: true, m: 2048, n: 128, k: 384},
-	{name: "dX", tB: true, m: 2048, n: 512, k: 128},
 	{name: "dX", tB: true, m: 2048, n: 128, k: 512},
-	// Backward: dW = X^T * dY (k = 2048 reduction).
+	{name: "dX", tB: true, m: 2048, n: 512, k: 128},
+	{name: "dX", tB: true, m: 2048, n: 128, k: 256},
 	{name: "dW", tA: true, m: 128, n: 384, k: 2048},
 	{name: "dW", tA: true, m: 128, n: 512, k: 2048},
 	{name: "dW", tA: true, m: 512, n: 128, k: 2048},
-	// Attention, per (batch, head), heads strided inside a 384-wide QKV row.
+	{name: "dW", tA: true, m: 128, n: 256, k: 2048},
+	// Tiny model, attention for one (sequence, head): T = 128, d_head = 32,
+	// QKV rows 384 wide; 64 x 64 for shorter sequences.
 	{name: "attnQKt", tB: true, m: 128, n: 128, k: 32, lda: 384, ldb: 384},
-	{name: "attnQKt", tB: true, m: 512, n: 512, k: 32, lda: 384, ldb: 384},
-	{name: "attnQKt", tB: true, m: 2048, n: 2048, k: 32, lda: 384, ldb: 384},
-	{name: "attnPV", m: 128, n: 32, k: 128, ldb: 384, ldc: 384},
-	{name: "attnPV", m: 512, n: 32, k: 512, ldb: 384, ldc: 384},
-	{name: "attn_dP", tB: true, m: 128, n: 128, k: 32, lda: 384, ldb: 384},
-	{name: "attn_dV", tA: true, m: 128, n: 32, k: 128, ldb: 384, ldc: 384},
+	{name: "attnPV", m: 128, n: 32, k: 128, ldb: 384, ldc: 128},
+	{name: "attn_dV", tA: true, m: 128, n: 32, k: 128, ldb: 128, ldc: 384},
+	{name: "attn_dP", tB: true, m: 128, n: 128, k: 32, lda: 128, ldb: 384},
 	{name: "attn_dQ", m: 128, n: 32, k: 128, ldb: 384, ldc: 384},
 	{name: "attn_dK", tA: true, m: 128, n: 32, k: 128, ldb: 384, ldc: 384},
+	{name: "attnQKt", tB: true, m: 64, n: 64, k: 32, lda: 384, ldb: 384},
+	{name: "attnPV", m: 64, n: 32, k: 64, ldb: 384, ldc: 128},
+	// Small model, Linear layers.
+	{name: "fwd", m: 8192, n: 768, k: 256},
+	{name: "fwd", m: 8192, n: 1024, k: 256},
+	{name: "fwd", m: 8192, n: 256, k: 1024},
+	{name: "dX", tB: true, m: 8192, n: 256, k: 768},
+	{name: "dX", tB: true, m: 8192, n: 1024, k: 256},
+	{name: "dW", tA: true, m: 256, n: 768, k: 8192},
+	{name: "dW", tA: true, m: 1024, n: 256, k: 8192},
+	// Small model, attention at T = 512 with QKV rows 768 wide.
+	{name: "attnQKt", tB: true, m: 512, n: 512, k: 32, lda: 768, ldb: 768},
+	{name: "attnPV", m: 512, n: 32, k: 512, ldb: 768, ldc: 256},
 }
 
 func (s benchShape) dims() (ar, ac, br, bc, lda, ldb, ldc int) {
@@ -71,6 +88,12 @@ func (s benchShape) dims() (ar, ac, br, bc, lda, ldb, ldc int) {
 	return
 }
 
+func (s benchShape) label() string {
+	return fmt.Sprintf("%s_%s%s_m%d_n%d_k%d", s.name, trans(s.tA), trans(s.tB), s.m, s.n, s.k)
+}
+
+func (s benchShape) flops() float64 { return 2 * float64(s.m) * float64(s.n) * float64(s.k) }
+
 func trans(t bool) string {
 	if t {
 		return "T"
@@ -78,6 +101,133 @@ func trans(t bool) string {
 	return "N"
 }
 
+// forEachPathBench runs f as a sub-benchmark on every supported path.
+func forEachPathBench(b *testing.B, f func(b *testing.B, p Path)) {
+	for _, p := range Paths {
+		b.Run(p.String(), func(b *testing.B) {
+			if !p.Supported() {
+				b.Skipf("the %v path is not supported by this CPU or build", p)
+			}
+			defer setPath(setPath(p))
+			f(b, p)
+		})
+	}
+}
+
+// peakIters is the number of iterations of one call of an FMA loop.
+const peakIters = 1 << 14
+
+// peakLoop runs one call of the FMA loop of path p and returns its number of
+// floating-point operations. The portable loop is scalar Go: 12 independent
+// multiply-add chains (Go does not fuse them on amd64).
+func peakLoop(p Path) float64 {
+	switch p {
+	case AVX2:
+		fmaPeakAVX2(peakIters)
+		return peakIters * 192
+	case AVX512:
+		fmaPeakAVX512(peakIters)
+		return peakIters * 768
+	}
+	peakSink = peakGo(peakIters, peakSink)
+	return peakIters * 24
+}
+
+// peakSink keeps the result of the portable loop alive.
+var peakSink float32
+
+// peakGo runs n iterations of 12 independent float32 multiply-adds, in
+// local variables so that they stay in registers.
+func peakGo(n int, x float32) float32 {
+	a0, a1, a2, a3, a4, a5 := x, x+1, x+2, x+3, x+4, x+5
+	a6, a7, a8, a9, a10, a11 := x+6, x+7, x+8, x+9, x+10, x+11
+	const m, c = 0.999, 1e-3
+	for range n {
+		a0, a1, a2, a3, a4, a5 = a0*m+c, a1*m+c, a2*m+c, a3*m+c, a4*m+c, a5*m+c
+		a6, a7, a8, a9, a10, a11 = a6*m+c, a7*m+c, a8*m+c, a9*m+c, a10*m+c, a11*m+c
+	}
+	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11
+}
+
+// runPeak runs the FMA loop of path p on threads goroutines for about d and
+// returns the aggregate GFLOP/s.
+func runPeak(p Path, threads int, d time.Duration) float64 {
+	var wg sync.WaitGroup
+	flops := make([]float64, threads)
+	start := time.Now()
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(start) < d {
+				flops[t] += peakLoop(p)
+			}
+		}()
+	}
+	wg.Wait()
+	var total float64
+	for _, f := range flops {
+		total += f
+	}
+	return total / time.Since(start).Seconds() / 1e9
+}
+
+var (
+	peakMu    sync.Mutex
+	peakCache = map[[2]int]float64{}
+)
+
+// peakGFLOPS returns the measured peak of path p on threads goroutines (at
+// most GOMAXPROCS): the best of several short runs, measured once per test
+// binary. Taking the best makes it robust against other load on the machine.
+func peakGFLOPS(p Path, threads int) float64 {
+	threads = max(1, min(threads, runtime.GOMAXPROCS(0)))
+	peakMu.Lock()
+	defer peakMu.Unlock()
+	key := [2]int{int(p), threads}
+	if v, ok := peakCache[key]; ok {
+		return v
+	}
+	var best float64
+	for range 7 {
+		best = max(best, runPeak(p, threads, 15*time.Millisecond))
+	}
+	peakCache[key] = best
+	return best
+}
+
+// BenchmarkPeak measures the peak FMA throughput of each path on one core
+// (t1) and on GOMAXPROCS cores.
+func BenchmarkPeak(b *testing.B) {
+	forEachPathBench(b, func(b *testing.B, p Path) {
+		b.Run("t1", func(b *testing.B) {
+			var flops float64
+			for b.Loop() {
+				flops += peakLoop(p)
+			}
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("t%d", runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			var mu sync.Mutex
+			var flops float64
+			b.RunParallel(func(pb *testing.PB) {
+				var f float64
+				for pb.Next() {
+					f += peakLoop(p)
+				}
+				mu.Lock()
+				flops += f
+				mu.Unlock()
+			})
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	})
+}
+
+// BenchmarkSgemm measures every shape on every path, with one and two
+// goroutines, and reports GFLOP/s and the percentage of the path's measured
+// peak on as many cores (BenchmarkPeak); gonum's Sgemm is the reference.
+// For a table, run it with -count and summarise with benchstat.
 func BenchmarkSgemm(b *testing.B) {
 	rng := rand.New(rand.NewSource(1))
 	for _, s := range benchShapes {
@@ -85,15 +235,21 @@ func BenchmarkSgemm(b *testing.B) {
 		a := randSlice(rng, ar*lda)
 		bm := randSlice(rng, br*ldb)
 		c := randSlice(rng, s.m*ldc)
-		flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
-		label := fmt.Sprintf("%s_%s%s_m%d_n%d_k%d", s.name, trans(s.tA), trans(s.tB), s.m, s.n, s.k)
-		impls := []struct {
-			name string
-			f    func()
-		}{
-			{"t1", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, 1) }},
-			{"t2", func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, 2) }},
-			{"gonum", func() {
+		b.Run(s.label(), func(b *testing.B) {
+			forEachPathBench(b, func(b *testing.B, p Path) {
+				for _, th := range []int{1, 2} {
+					b.Run(fmt.Sprintf("t%d", th), func(b *testing.B) {
+						peak := peakGFLOPS(p, th) // before b.Loop, which starts the timer
+						for b.Loop() {
+							Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, th)
+						}
+						gf := s.flops() * float64(b.N) / b.Elapsed().Seconds() / 1e9
+						b.ReportMetric(gf, "GFLOP/s")
+						b.ReportMetric(100*gf/peak, "%peak")
+					})
+				}
+			})
+			b.Run("gonum", func(b *testing.B) {
 				ta, tb := blas.NoTrans, blas.NoTrans
 				if s.tA {
 					ta = blas.Trans
@@ -101,104 +257,41 @@ func BenchmarkSgemm(b *testing.B) {
 				if s.tB {
 					tb = blas.Trans
 				}
-				gonum.Implementation{}.Sgemm(ta, tb, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc)
-			}},
-		}
-		for _, im := range impls {
-			b.Run(label+"/"+im.name, func(b *testing.B) {
 				for b.Loop() {
-					im.f()
+					gonum.Implementation{}.Sgemm(ta, tb, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc)
 				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(s.flops()*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
-		}
+		})
 	}
 }
 
 // BenchmarkAttentionConcurrent measures the aggregate throughput of
 // single-threaded attention products issued from GOMAXPROCS goroutines at
-// once, the way a per-(batch, head) attention loop uses the package.
+// once, the way a per-(sequence, head) attention loop uses the package.
 func BenchmarkAttentionConcurrent(b *testing.B) {
-	for _, s := range []benchShape{
-		{name: "attnQKt", tB: true, m: 128, n: 128, k: 32, lda: 384, ldb: 384},
-		{name: "attnPV", m: 128, n: 32, k: 128, ldb: 384, ldc: 384},
-		{name: "attnQKt", tB: true, m: 512, n: 512, k: 32, lda: 384, ldb: 384},
-	} {
-		ar, _, br, _, lda, ldb, ldc := s.dims()
-		flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
-		label := fmt.Sprintf("%s_%s%s_m%d_n%d_k%d", s.name, trans(s.tA), trans(s.tB), s.m, s.n, s.k)
-		b.Run(label, func(b *testing.B) {
-			b.RunParallel(func(pb *testing.PB) {
-				rng := rand.New(rand.NewSource(1))
-				a := randSlice(rng, ar*lda)
-				bm := randSlice(rng, br*ldb)
-				c := randSlice(rng, s.m*ldc)
-				for pb.Next() {
-					Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, 1)
-				}
-			})
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
-
-// TestPerfTable prints a best-of-N GFLOP/s table for the benchmark shapes.
-// Best-of timing is robust against other load on the machine. It only runs
-// when GEMM_PERF is set, e.g. GEMM_PERF=1 go test -run PerfTable -v.
-func TestPerfTable(t *testing.T) {
-	if os.Getenv("GEMM_PERF") == "" {
-		t.Skip("set GEMM_PERF=1 to print the performance table")
-	}
-	rng := rand.New(rand.NewSource(1))
-	best := func(flops float64, f func()) float64 {
-		f()
-		reps := max(1, int(2e7/flops))
-		var bestT time.Duration
-		for trial := 0; trial < perfTrials(); trial++ {
-			start := time.Now()
-			for r := 0; r < reps; r++ {
-				f()
-			}
-			if d := time.Since(start) / time.Duration(reps); trial == 0 || d < bestT {
-				bestT = d
-			}
-		}
-		return flops / bestT.Seconds() / 1e9
-	}
-	fmt.Printf("%-34s %8s %8s %8s\n", "shape", "t1", "t2", "gonum")
 	for _, s := range benchShapes {
-		ar, _, br, _, lda, ldb, ldc := s.dims()
-		a := randSlice(rng, ar*lda)
-		bm := randSlice(rng, br*ldb)
-		c := randSlice(rng, s.m*ldc)
-		flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
-		label := fmt.Sprintf("%s_%s%s_m%d_n%d_k%d", s.name, trans(s.tA), trans(s.tB), s.m, s.n, s.k)
-		if f := os.Getenv("GEMM_PERF_FILTER"); f != "" && !strings.Contains(label, f) {
+		if !strings.HasPrefix(s.name, "attn") {
 			continue
 		}
-		g1 := best(flops, func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, 1) })
-		g2 := best(flops, func() { Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, 2) })
-		gg := 0.0
-		if os.Getenv("GEMM_PERF_GONUM") != "" {
-			ta, tb := blas.NoTrans, blas.NoTrans
-			if s.tA {
-				ta = blas.Trans
-			}
-			if s.tB {
-				tb = blas.Trans
-			}
-			gg = best(flops, func() { gonum.Implementation{}.Sgemm(ta, tb, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc) })
-		}
-		fmt.Printf("%-34s %8.1f %8.1f %8.2f\n", label, g1, g2, gg)
+		ar, _, br, _, lda, ldb, ldc := s.dims()
+		b.Run(s.label(), func(b *testing.B) {
+			forEachPathBench(b, func(b *testing.B, p Path) {
+				peak := peakGFLOPS(p, runtime.GOMAXPROCS(0))
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					rng := rand.New(rand.NewSource(1))
+					a := randSlice(rng, ar*lda)
+					bm := randSlice(rng, br*ldb)
+					c := randSlice(rng, s.m*ldc)
+					for pb.Next() {
+						Sgemm(s.tA, s.tB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, ldc, 1)
+					}
+				})
+				gf := s.flops() * float64(b.N) / b.Elapsed().Seconds() / 1e9
+				b.ReportMetric(gf, "GFLOP/s")
+				b.ReportMetric(100*gf/peak, "%peak")
+			})
+		})
 	}
-}
-
-// perfTrials is the number of timed trials per cell of TestPerfTable
-// (GEMM_PERF_TRIALS, default 15); more trials find quieter moments on a
-// shared machine.
-func perfTrials() int {
-	if n, err := strconv.Atoi(os.Getenv("GEMM_PERF_TRIALS")); err == nil && n > 0 {
-		return n
-	}
-	return 15
 }

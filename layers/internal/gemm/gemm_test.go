@@ -147,21 +147,22 @@ var shapes = [][3]int{
 	{3, 4100, 2}, {150, 40, 600}, {128, 32, 128}, {130, 130, 32},
 }
 
-// forEachKernel runs f with the assembly kernel (when available) and with the
-// portable kernel.
-func forEachKernel(t *testing.T, f func(t *testing.T)) {
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	if saved {
-		useAsm = true
-		t.Run("asm", f)
+// forEachPath runs f as a subtest on every path (see Path); a path that the
+// CPU or the build does not support is skipped.
+func forEachPath(t *testing.T, f func(t *testing.T)) {
+	for _, p := range Paths {
+		t.Run(p.String(), func(t *testing.T) {
+			if !p.Supported() {
+				t.Skipf("the %v path is not supported by this CPU or build", p)
+			}
+			defer setPath(setPath(p))
+			f(t)
+		})
 	}
-	useAsm = false
-	t.Run("generic", f)
 }
 
 func TestSgemmShapes(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(1))
 		for _, s := range shapes {
 			for _, tA := range []bool{false, true} {
@@ -175,7 +176,7 @@ func TestSgemmShapes(t *testing.T) {
 
 func TestSgemmStridedAlphaBeta(t *testing.T) {
 	ab := [][2]float32{{1, 0}, {1, 1}, {0.5, -2}, {-1.5, 0.25}, {2, 0}, {0, 0}, {0, 3}, {1, -1}}
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(2))
 		for _, s := range [][3]int{{7, 13, 5}, {17, 33, 65}, {6, 16, 300}, {12, 48, 16}, {1, 1, 1}, {40, 20, 0}} {
 			for _, tA := range []bool{false, true} {
@@ -215,12 +216,12 @@ func TestSgemmThreads(t *testing.T) {
 	}{
 		{"default", minParallelFlops, sharedPackBudget},
 		{"shared", 0, sharedPackBudget}, // every shape takes the shared-packing path
-		{"static", 0, 0},                // every shape takes the static split
+		{"static", 0, -1},               // every shape takes the static split
 	}
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			withParallelSettings(mode.minFlops, mode.budget, func() {
-				forEachKernel(t, func(t *testing.T) {
+				forEachPath(t, func(t *testing.T) {
 					rng := rand.New(rand.NewSource(3))
 					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 32, 32}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {1, 40, 3}, {40, 1, 300}, {13, 35, 600}} {
 						for _, tA := range []bool{false, true} {
@@ -241,7 +242,7 @@ func TestSgemmThreads(t *testing.T) {
 }
 
 func TestSgemmBetaZeroNaN(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(4))
 		for _, s := range [][3]int{{6, 16, 4}, {7, 17, 4}, {200, 100, 300}, {700, 40, 300}} {
 			for _, th := range []int{1, 2} {
@@ -256,7 +257,7 @@ func TestSgemmBetaZeroNaN(t *testing.T) {
 // TestSgemmAttentionStrided mimics Q*K^T for one head inside a packed QKV
 // tensor: lda = ldb = 384 with k = 32.
 func TestSgemmAttentionStrided(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(5))
 		for _, th := range []int{1, 2} {
 			runCase(t, rng, gemmCase{tB: true, m: 128, n: 128, k: 32, padA: 352, padB: 352, alpha: 0.125, beta: 0, threads: th})
@@ -266,24 +267,26 @@ func TestSgemmAttentionStrided(t *testing.T) {
 }
 
 func TestSgemmEmpty(t *testing.T) {
-	// m or n == 0 must not touch anything, even with nil slices.
-	Sgemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5, 2)
-	Sgemm(false, false, 5, 0, 3, 1, make([]float32, 15), 3, nil, 1, 0, nil, 1, 2)
-	// k == 0: C = beta*C and A, B may be empty.
-	c := []float32{1, 2, 3, 4, 5, 6}
-	Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 2, c, 3, 1)
-	want := []float32{2, 4, 3, 8, 10, 6}
-	for i := range c {
-		if c[i] != want[i] {
-			t.Fatalf("k=0 beta=2: got %v, want %v", c, want)
+	forEachPath(t, func(t *testing.T) {
+		// m or n == 0 must not touch anything, even with nil slices.
+		Sgemm(false, false, 0, 5, 3, 1, nil, 3, make([]float32, 15), 5, 0, nil, 5, 2)
+		Sgemm(false, false, 5, 0, 3, 1, make([]float32, 15), 3, nil, 1, 0, nil, 1, 2)
+		// k == 0: C = beta*C and A, B may be empty.
+		c := []float32{1, 2, 3, 4, 5, 6}
+		Sgemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 2, c, 3, 1)
+		want := []float32{2, 4, 3, 8, 10, 6}
+		for i := range c {
+			if c[i] != want[i] {
+				t.Fatalf("k=0 beta=2: got %v, want %v", c, want)
+			}
 		}
-	}
-	nan := float32(math.NaN())
-	c = []float32{nan, nan, 7}
-	Sgemm(true, true, 1, 2, 0, 1, nil, 1, nil, 1, 0, c, 2, 1)
-	if c[0] != 0 || c[1] != 0 || c[2] != 7 {
-		t.Fatalf("k=0 beta=0: got %v", c)
-	}
+		nan := float32(math.NaN())
+		c = []float32{nan, nan, 7}
+		Sgemm(true, true, 1, 2, 0, 1, nil, 1, nil, 1, 0, c, 2, 1)
+		if c[0] != 0 || c[1] != 0 || c[2] != 7 {
+			t.Fatalf("k=0 beta=0: got %v", c)
+		}
+	})
 }
 
 func TestSgemmPanics(t *testing.T) {
@@ -301,26 +304,28 @@ func TestSgemmPanics(t *testing.T) {
 		{"short B", "B has length", func() { Sgemm(false, false, 2, 20, 10, 1, a, 10, a, 20, 0, a, 20, 1) }},
 		{"short C", "C has length", func() { Sgemm(false, false, 20, 10, 2, 1, a, 2, a, 10, 0, a, 10, 1) }},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				if r == nil {
-					t.Fatalf("no panic")
-				}
-				if msg := fmt.Sprint(r); !strings.Contains(msg, tc.want) {
-					t.Fatalf("panic %q does not mention %q", msg, tc.want)
-				}
-			}()
-			tc.f()
-		})
-	}
+	forEachPath(t, func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				defer func() {
+					r := recover()
+					if r == nil {
+						t.Fatalf("no panic")
+					}
+					if msg := fmt.Sprint(r); !strings.Contains(msg, tc.want) {
+						t.Fatalf("panic %q does not mention %q", msg, tc.want)
+					}
+				}()
+				tc.f()
+			})
+		}
+	})
 }
 
 // TestSgemmExactLengths checks that slices exactly as long as the CBLAS
 // formula requires are accepted (no over-reads past the last row).
 func TestSgemmExactLengths(t *testing.T) {
-	forEachKernel(t, func(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(6))
 		for _, s := range [][3]int{{7, 13, 5}, {13, 35, 19}, {64, 64, 64}} {
 			for _, tA := range []bool{false, true} {
@@ -354,10 +359,94 @@ func TestSgemmExactLengths(t *testing.T) {
 }
 
 func TestSplitGrid(t *testing.T) {
-	for _, s := range [][4]int{{2048, 384, 128, 2}, {128, 512, 2048, 2}, {6, 16, 10, 8}, {1000, 1000, 10, 4}, {1, 1, 1, 3}} {
-		tr, tc := splitGrid(s[0], s[1], s[2], s[3])
-		if tr < 1 || tc < 1 || tr*tc > s[3] {
-			t.Errorf("splitGrid%v = %d x %d", s, tr, tc)
+	for _, p := range Paths {
+		for _, s := range [][4]int{{2048, 384, 128, 2}, {128, 512, 2048, 2}, {6, 16, 10, 8}, {1000, 1000, 10, 4}, {1, 1, 1, 3}} {
+			tr, tc := splitGrid(&geometries[p], s[0], s[1], s[2], s[3])
+			if tr < 1 || tc < 1 || tr*tc > s[3] {
+				t.Errorf("%v: splitGrid%v = %d x %d", p, s, tr, tc)
+			}
+		}
+	}
+}
+
+// TestSgemmEdgeTiles covers every number of rows and columns of a partial
+// tile of every path (up to the largest tile, 8 x 32), with and without
+// beta, transposed or not.
+func TestSgemmEdgeTiles(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(9))
+		for m := 1; m <= 17; m++ {
+			for _, n := range []int{1, 2, 5, 8, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65} {
+				for _, tA := range []bool{false, true} {
+					for _, tB := range []bool{false, true} {
+						for _, beta := range []float32{0, 0.5} {
+							runCase(t, rng, gemmCase{tA: tA, tB: tB, m: m, n: n, k: 2 + m%9, padA: 1, padB: 2, padC: 3, alpha: 1.25, beta: beta, threads: 1})
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestAsmPathsAgree checks that the assembly paths give bit-identical
+// results: each element is accumulated over k in the same order with fused
+// multiply-adds and scaled the same way. (The AVX2 path merges partial tiles
+// with beta != 0 without fusing, so those are left out.)
+func TestAsmPathsAgree(t *testing.T) {
+	if !AVX2.Supported() || !AVX512.Supported() {
+		t.Skip("needs both the avx2 and the avx512 paths")
+	}
+	defer setPath(setPath(AVX2))
+	rng := rand.New(rand.NewSource(10))
+	for _, s := range [][3]int{{1, 1, 1}, {7, 13, 5}, {48, 64, 300}, {130, 70, 600}, {96, 32, 1000}, {2048, 128, 64}, {128, 128, 32}} {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, beta := range []float32{0, 0.5} {
+					m, n, k := s[0], s[1], s[2]
+					if beta != 0 && (m%6 != 0 || n%16 != 0) {
+						continue
+					}
+					a, b := randSlice(rng, m*k), randSlice(rng, k*n)
+					c0 := randSlice(rng, m*n)
+					lda, ldb := k, n
+					if tA {
+						lda = m
+					}
+					if tB {
+						ldb = k
+					}
+					var out [2][]float32
+					for i, p := range []Path{AVX2, AVX512} {
+						setPath(p)
+						out[i] = append([]float32(nil), c0...)
+						Sgemm(tA, tB, m, n, k, 0.75, a, lda, b, ldb, beta, out[i], n, 2)
+					}
+					for i := range out[0] {
+						if math.Float32bits(out[0][i]) != math.Float32bits(out[1][i]) {
+							t.Fatalf("tA=%v tB=%v %v beta=%g: element %d: avx2 %v, avx512 %v", tA, tB, s, beta, i, out[0][i], out[1][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGeometries checks the invariants the code relies on.
+func TestGeometries(t *testing.T) {
+	for _, p := range Paths {
+		g := geometries[p]
+		if g.path != p || g.mcMax%g.mr != 0 || g.ncMax%g.nr != 0 || g.directBMaxRows > 0 && p != AVX512 {
+			t.Errorf("%v: bad geometry %+v", p, g)
+		}
+	}
+	if best != bestPath("") || !best.Supported() {
+		t.Errorf("best path %v", best)
+	}
+	for _, p := range Paths {
+		if got := bestPath(p.String()); p.Supported() && got != p {
+			t.Errorf("bestPath(%q) = %v", p, got)
 		}
 	}
 }

@@ -8,10 +8,11 @@ import (
 
 // sharedPackBudget is the largest number of floats (packed A plus packed B)
 // for which the multi-threaded path packs the whole of op(A) and op(B) once
-// into shared buffers (2 MiB: the packed operands then stay cache-resident).
-// Larger products, typically those with a long k reduction, use the static
-// split in parallel, whose per-goroutine blocked packing is more cache
-// friendly. It is a variable so that tests can exercise both paths.
+// into shared buffers (2 MiB: the packed operands then stay cache-resident);
+// operands read in place need no room. Larger products, typically those
+// with a long k reduction, use the static split in parallel, whose
+// per-goroutine blocked packing is more cache friendly. It is a variable so
+// that tests can exercise both paths (-1 forces the static split).
 var sharedPackBudget = 1 << 19
 
 // sharedJob is one multi-threaded product. Its work is a list of packing
@@ -19,19 +20,21 @@ var sharedPackBudget = 1 << 19
 // out through atomic counters, so that goroutines which start late (waking
 // an idle core can take tens of microseconds) simply take fewer chunks.
 type sharedJob struct {
+	g              *geometry
 	transA, transB bool
 	m, n, k        int
 	alpha, beta    float32
 	a, b, c        []float32
 	lda, ldb, ldc  int
 
-	kc     int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
-	nkb    int  // number of k blocks
-	mPad   int  // m rounded up to a multiple of mr
-	nPad   int  // n rounded up to a multiple of nr
-	direct bool // A is read in place rather than packed
+	kc      int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
+	nkb     int  // number of k blocks
+	mPad    int  // m rounded up to a multiple of mr
+	nPad    int  // n rounded up to a multiple of nr
+	direct  bool // A is read in place rather than packed
+	directB bool // B is read in place rather than packed
 
-	ap, bp []float32 // shared packed op(A) (unless direct) and op(B)
+	ap, bp []float32 // shared packed op(A) (unless direct) and op(B) (unless directB)
 
 	// Packing tasks: B tasks are (k block, B sliver); A tasks are
 	// (k block, group of packAGroup A slivers).
@@ -52,34 +55,30 @@ type sharedJob struct {
 // to finish before it blocks.
 const packSpin = 64
 
-// packAGroup is the number of 6-row A slivers packed by one task.
+// packAGroup is the number of A slivers packed by one task.
 const packAGroup = 8
-
-// useDirectA reports whether A should be read in place for a panel of
-// slivers 16-column B slivers. In-place reads avoid packing A, which is not
-// amortised over few column slivers; transposed A with a large stride is
-// packed otherwise, because reading it in place walks one cache line per k
-// step and thrashes L1.
-func useDirectA(transA bool, slivers int) bool {
-	return slivers <= directASlivers || (!transA && slivers <= directARowMajorSlivers)
-}
 
 var sharedPool = sync.Pool{New: func() any { return new(workspace) }}
 
 // trySharedParallel runs the product on up to threads goroutines using
 // shared packed buffers. It returns false, doing nothing, when the packed
 // operands would exceed sharedPackBudget.
-func trySharedParallel(threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	j := &sharedJob{
+		g:      g,
 		transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
 		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
 	}
-	j.kc = blockSize(k, kcMax, 1)
+	j.kc = blockSize(k, g.kcMax, 1)
 	j.nkb = ceilDiv(k, j.kc)
-	j.mPad = ceilDiv(m, mr) * mr
-	j.nPad = ceilDiv(n, nr) * nr
-	j.direct = useDirectA(transA, j.nPad/nr)
-	need := j.nkb * j.kc * j.nPad
+	j.mPad = ceilDiv(m, g.mr) * g.mr
+	j.nPad = ceilDiv(n, g.nr) * g.nr
+	j.direct = g.useDirectA(transA, lda, j.nPad)
+	j.directB = g.useDirectB(transB, m)
+	need := 0
+	if !j.directB {
+		need += j.nkb * j.kc * j.nPad
+	}
 	if !j.direct {
 		need += j.nkb * j.kc * j.mPad
 	}
@@ -89,26 +88,30 @@ func trySharedParallel(threads int, transA, transB bool, m, n, k int, alpha floa
 
 	// Chunks of C: row blocks sized for L2 reuse of the A block; split
 	// columns as well when there are too few row blocks to balance.
-	j.rowChunk = blockSize(m, mcMax, mr)
+	j.rowChunk = blockSize(m, g.mcMax, g.mr)
 	j.rowChunks = ceilDiv(m, j.rowChunk)
-	nTiles := j.nPad / nr
+	nTiles := j.nPad / g.nr
 	j.colChunks = 1
 	if want := 4 * threads; j.rowChunks < want {
 		j.colChunks = min(nTiles, ceilDiv(want, j.rowChunks))
 	}
-	j.colChunk = ceilDiv(nTiles, j.colChunks) * nr
+	j.colChunk = ceilDiv(nTiles, j.colChunks) * g.nr
 	j.colChunks = ceilDiv(n, j.colChunk)
 	j.compTotal = int64(j.rowChunks * j.colChunks)
 
-	j.bTasksPerBlock = nTiles
+	if !j.directB {
+		j.bTasksPerBlock = nTiles
+	}
 	if !j.direct {
-		j.aTasksPerBlock = ceilDiv(j.mPad/mr, packAGroup)
+		j.aTasksPerBlock = ceilDiv(j.mPad/g.mr, packAGroup)
 	}
 	j.packTotal = int64(j.nkb * (j.bTasksPerBlock + j.aTasksPerBlock))
 
 	ws := sharedPool.Get().(*workspace)
-	ws.bp = grow(ws.bp, j.nkb*j.kc*j.nPad)
-	j.bp = ws.bp
+	if !j.directB {
+		ws.bp = grow(ws.bp, j.nkb*j.kc*j.nPad)
+		j.bp = ws.bp
+	}
 	if !j.direct {
 		ws.ap = grow(ws.ap, j.nkb*j.kc*j.mPad)
 		j.ap = ws.ap
@@ -155,13 +158,18 @@ func (j *sharedJob) work() {
 		}
 		runtime.Gosched()
 	}
-	var edge [mr * kcMax]float32
+	ws := workspacePool.Get().(*workspace)
+	defer workspacePool.Put(ws)
+	ws.edge = grow(ws.edge, j.g.mr*j.kc)
+	if j.directB {
+		ws.edgeB = grow(ws.edgeB, j.g.nr*j.kc)
+	}
 	for {
 		t := j.compNext.Add(1) - 1
 		if t >= j.compTotal {
 			return
 		}
-		j.compute(int(t), edge[:])
+		j.compute(int(t), ws.edge, ws.edgeB)
 		if j.compDone.Add(1) == j.compTotal {
 			close(j.finished)
 		}
@@ -176,23 +184,24 @@ func (j *sharedJob) kBlock(q int) (pc, kb int) {
 
 // pack performs packing task t.
 func (j *sharedJob) pack(t int) {
+	g := j.g
 	per := j.bTasksPerBlock + j.aTasksPerBlock
 	q, r := t/per, t%per
 	pc, kb := j.kBlock(q)
 	if r < j.bTasksPerBlock {
-		jc := r * nr
+		jc := r * g.nr
 		off := q*j.kc*j.nPad + jc*kb
-		packB(j.transB, kb, min(nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+nr*kb])
+		g.packB(j.transB, kb, min(g.nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+g.nr*kb])
 		return
 	}
-	ic := (r - j.bTasksPerBlock) * packAGroup * mr
-	mb := min(packAGroup*mr, j.m-ic)
+	ic := (r - j.bTasksPerBlock) * packAGroup * g.mr
+	mb := min(packAGroup*g.mr, j.m-ic)
 	off := q*j.kc*j.mPad + ic*kb
-	packA(j.transA, mb, kb, j.a, j.lda, ic, pc, j.ap[off:off+ceilDiv(mb, mr)*mr*kb])
+	g.packA(j.transA, mb, kb, j.a, j.lda, ic, pc, j.ap[off:off+ceilDiv(mb, g.mr)*g.mr*kb])
 }
 
 // compute performs compute chunk t: all k blocks of one chunk of C.
-func (j *sharedJob) compute(t int, edge []float32) {
+func (j *sharedJob) compute(t int, edge, edgeB []float32) {
 	ri, ci := t/j.colChunks, t%j.colChunks
 	ic, jc := ri*j.rowChunk, ci*j.colChunk
 	mb, nb := min(j.rowChunk, j.m-ic), min(j.colChunk, j.n-jc)
@@ -206,15 +215,18 @@ func (j *sharedJob) compute(t int, edge []float32) {
 		if q > 0 {
 			bet = 1
 		}
-		boff := q*j.kc*j.nPad + jc*kb
-		bsub := j.bp[boff : boff+ceilDiv(nb, nr)*nr*kb]
+		bsrc := bSource{b: j.b, base: pc*j.ldb + jc, ld: j.ldb}
+		if !j.directB {
+			boff := q*j.kc*j.nPad + jc*kb
+			bsrc = bSource{b: j.bp[boff : boff+ceilDiv(nb, j.g.nr)*j.g.nr*kb], ld: j.g.nr, packed: true}
+		}
 		var src aSource
 		if j.direct {
 			src = aSource{a: j.a, base: ic*rs + pc*cs, rs: rs, cs: cs}
 		} else {
 			aoff := q*j.kc*j.mPad + ic*kb
-			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, mr)*mr*kb], rs: 1, cs: mr, packed: true}
+			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, j.g.mr)*j.g.mr*kb], rs: 1, cs: j.g.mr, packed: true}
 		}
-		macroKernel(mb, nb, kb, j.alpha, src, bsub, bet, j.c[ic*j.ldc+jc:], j.ldc, edge)
+		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsrc, bet, j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
 	}
 }

@@ -1,6 +1,7 @@
 package vmath
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 )
@@ -8,23 +9,21 @@ import (
 // benchN is the vector length of the benchmarks, a typical row or chunk.
 const benchN = 4096
 
-// benchPaths runs f as sub-benchmarks "asm" (when available) and "go" and
-// reports the time per element.
+// benchPaths runs f as a sub-benchmark on every supported path and reports
+// the time per element.
 func benchPaths(b *testing.B, f func()) {
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	run := func(b *testing.B) {
-		for b.Loop() {
-			f()
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchN), "ns/elem")
+	for _, p := range Paths {
+		b.Run(p.String(), func(b *testing.B) {
+			if !p.Supported() {
+				b.Skipf("the %v path is not supported by this CPU or build", p)
+			}
+			defer setPath(setPath(p))
+			for b.Loop() {
+				f()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchN), "ns/elem")
+		})
 	}
-	if saved {
-		useAsm = true
-		b.Run("asm", run)
-	}
-	useAsm = false
-	b.Run("go", run)
 }
 
 func benchInput(scale float64) []float32 {
@@ -73,4 +72,56 @@ func BenchmarkGELU(b *testing.B) {
 func BenchmarkGELUGrad(b *testing.B) {
 	x, g, dst := benchInput(2), benchInput(1), make([]float32, benchN)
 	benchPaths(b, func() { GELUGrad(dst, x, g) })
+}
+
+// benchRows runs f on benchN/d rows of d elements (a LayerNorm over a batch
+// of d-wide rows) for the model widths.
+func benchRows(b *testing.B, f func(b *testing.B, d int)) {
+	for _, d := range []int{128, 256} {
+		b.Run(fmt.Sprintf("d%d", d), func(b *testing.B) { f(b, d) })
+	}
+}
+
+func BenchmarkMoments(b *testing.B) {
+	x := benchInput(1)
+	benchRows(b, func(b *testing.B, d int) {
+		benchPaths(b, func() {
+			for r := 0; r < benchN; r += d {
+				Moments(x[r : r+d])
+			}
+		})
+	})
+}
+
+func BenchmarkNormalize(b *testing.B) {
+	x, gamma, beta, out := benchInput(1), benchInput(1), benchInput(1), make([]float32, benchN)
+	benchRows(b, func(b *testing.B, d int) {
+		benchPaths(b, func() {
+			for r := 0; r < benchN; r += d {
+				Normalize(out[r:r+d], x[r:r+d], gamma[:d], beta[:d], 0.1, 1.1)
+			}
+		})
+	})
+}
+
+func BenchmarkLayerNormGrad(b *testing.B) {
+	x, dy, gamma, dx := benchInput(1), benchInput(1), benchInput(1), make([]float32, benchN)
+	pg, pb := make([]float64, 256), make([]float64, 256)
+	benchRows(b, func(b *testing.B, d int) {
+		benchPaths(b, func() {
+			for r := 0; r < benchN; r += d {
+				sg, sgx := LayerNormGradSums(x[r:r+d], dy[r:r+d], gamma[:d], 0.1, 1.1, pg[:d], pb[:d])
+				LayerNormGradX(dx[r:r+d], x[r:r+d], dy[r:r+d], gamma[:d], 0.1, 1.1, sg/float64(d), sgx/float64(d))
+			}
+		})
+	})
+}
+
+func BenchmarkAdamW(b *testing.B) {
+	w, g, m, v := benchInput(1), benchInput(1), benchInput(1), benchInput(1)
+	for i := range v {
+		v[i] *= v[i]
+	}
+	c := AdamWCoeffs{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, Shrink: 1, StepSize: 1e-3, InvSqrtBC2: 1}
+	benchPaths(b, func() { AdamW(w, g, m, v, c) })
 }

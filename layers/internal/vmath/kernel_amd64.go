@@ -4,11 +4,14 @@ package vmath
 
 import "golang.org/x/sys/cpu"
 
-// useAsm selects the assembly kernels. It is true when the CPU supports AVX2
-// and FMA; tests set it to false to exercise the portable kernels.
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// The assembly paths the CPU supports.
+var (
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
+)
 
-// The assembly kernels process n elements, n a positive multiple of 8.
+// AVX2 kernels (kernel_amd64.s). Unless stated otherwise they process n
+// elements, n a positive multiple of 8, 8 at a time.
 
 // expAVX2 sets dst[i] = e^x[i] for i < n.
 //
@@ -46,3 +49,114 @@ func geluAVX2(dst, x *float32, n int)
 //
 //go:noescape
 func geluGradAVX2(dst, x, dy *float32, n int)
+
+// sumLanesAVX2 adds float64(x[i]) to acc[i mod 16] for i < n, n a positive
+// multiple of 16 (accumulators Y0-Y3, 4 lanes each).
+//
+//go:noescape
+func sumLanesAVX2(x *float32, n int, acc *[lanes]float64)
+
+// sqDevLanesAVX2 adds d*d, d = float64(x[i]) - mean, to acc[i mod 16] for
+// i < n, n a positive multiple of 16.
+//
+//go:noescape
+func sqDevLanesAVX2(x *float32, n int, mean float64, acc *[lanes]float64)
+
+// normalizeAVX2 sets out[i] = (x[i]-mean)*rstd*gamma[i] + beta[i] for i < n
+// (see Normalize).
+//
+//go:noescape
+func normalizeAVX2(out, x, gamma, beta *float32, n int, mean, rstd float32)
+
+// lnGradSumsAVX2 is the first LayerNorm backward pass (see
+// LayerNormGradSums) for i < n, n a positive multiple of 16, on the partial
+// sums acc[0:16] (sg) and acc[16:32] (sgx).
+//
+//go:noescape
+func lnGradSumsAVX2(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[2 * lanes]float64)
+
+// lnGradXAVX2 is the second LayerNorm backward pass (see LayerNormGradX)
+// for i < n.
+//
+//go:noescape
+func lnGradXAVX2(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64)
+
+// adamWAVX2 is AdamW for i < n with the constants k.
+//
+//go:noescape
+func adamWAVX2(w, grad, m, v *float32, n int, k *adamWK)
+
+// AVX-512 kernels (kernel512_amd64.s), 16 elements at a time. The exp-based
+// ones take n a positive multiple of 8 and give the AVX2 results bit for
+// bit; the others take any n > 0 and handle the last n mod 16 elements with
+// masked loads and stores, which touch no memory past x[n-1].
+
+// expAVX512 is expAVX2 on 16 lanes.
+//
+//go:noescape
+func expAVX512(dst, x *float32, n int)
+
+// expSubSumAVX512 is expSubSumAVX2 on 16 lanes; the sum is formed in the
+// same order.
+//
+//go:noescape
+func expSubSumAVX512(x *float32, n int, shift float32) float64
+
+// addMaxAVX512 sets x[i] += b[i] for i < n and returns the maximum of the
+// updated x[:n].
+//
+//go:noescape
+func addMaxAVX512(x, b *float32, n int) float32
+
+// maxAVX512 returns the maximum of x[:n].
+//
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+// scaleAVX512 sets x[i] *= s for i < n.
+//
+//go:noescape
+func scaleAVX512(x *float32, n int, s float32)
+
+// geluAVX512 is geluAVX2 on 16 lanes.
+//
+//go:noescape
+func geluAVX512(dst, x *float32, n int)
+
+// geluGradAVX512 is geluGradAVX2 on 16 lanes.
+//
+//go:noescape
+func geluGradAVX512(dst, x, dy *float32, n int)
+
+// sumLanesAVX512 is sumLanesAVX2 with the accumulators in Z0-Z1 (8 lanes
+// each); n is a positive multiple of 16.
+//
+//go:noescape
+func sumLanesAVX512(x *float32, n int, acc *[lanes]float64)
+
+// sqDevLanesAVX512 is sqDevLanesAVX2 on Z registers; n is a positive
+// multiple of 16.
+//
+//go:noescape
+func sqDevLanesAVX512(x *float32, n int, mean float64, acc *[lanes]float64)
+
+// normalizeAVX512 is normalizeAVX2 for any n > 0.
+//
+//go:noescape
+func normalizeAVX512(out, x, gamma, beta *float32, n int, mean, rstd float32)
+
+// lnGradSumsAVX512 is lnGradSumsAVX2 on Z registers; n is a positive
+// multiple of 16.
+//
+//go:noescape
+func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[2 * lanes]float64)
+
+// lnGradXAVX512 is lnGradXAVX2 for any n > 0.
+//
+//go:noescape
+func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64)
+
+// adamWAVX512 is adamWAVX2 for any n > 0.
+//
+//go:noescape
+func adamWAVX512(w, grad, m, v *float32, n int, k *adamWK)

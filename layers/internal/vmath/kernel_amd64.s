@@ -383,3 +383,272 @@ ggloop:
 
 	VZEROUPPER
 	RET
+
+// func sumLanesAVX2(x *float32, n int, acc *[16]float64)
+//
+// Adds float64(x[i]) to acc[i mod 16] for i < n, n a positive multiple of
+// 16. The 16 partial sums live in Y0-Y3 (lanes 0-3, 4-7, 8-11, 12-15).
+TEXT ·sumLanesAVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	MOVQ    acc+16(FP), DI
+	VMOVUPD (DI), Y0
+	VMOVUPD 32(DI), Y1
+	VMOVUPD 64(DI), Y2
+	VMOVUPD 96(DI), Y3
+	SHRQ    $4, CX
+
+slloop:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       slloop
+
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func sqDevLanesAVX2(x *float32, n int, mean float64, acc *[16]float64)
+//
+// Adds d*d, d = float64(x[i]) - mean, to acc[i mod 16] for i < n, n a
+// positive multiple of 16; partial sums in Y0-Y3, mean in Y8.
+TEXT ·sqDevLanesAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD mean+16(FP), Y8
+	MOVQ         acc+24(FP), DI
+	VMOVUPD      (DI), Y0
+	VMOVUPD      32(DI), Y1
+	VMOVUPD      64(DI), Y2
+	VMOVUPD      96(DI), Y3
+	SHRQ         $4, CX
+
+sdloop:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VSUBPD    Y8, Y4, Y4
+	VSUBPD    Y8, Y5, Y5
+	VSUBPD    Y8, Y6, Y6
+	VSUBPD    Y8, Y7, Y7
+	VMULPD    Y4, Y4, Y4
+	VMULPD    Y5, Y5, Y5
+	VMULPD    Y6, Y6, Y6
+	VMULPD    Y7, Y7, Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       sdloop
+
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func normalizeAVX2(out, x, gamma, beta *float32, n int, mean, rstd float32)
+//
+// Sets out[i] = (x[i]-mean)*rstd*gamma[i] + beta[i] for i < n, n a positive
+// multiple of 8, each operation rounded (no fused multiply-add). BX is the
+// byte offset of the current 8 elements.
+TEXT ·normalizeAVX2(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         gamma+16(FP), R8
+	MOVQ         beta+24(FP), R9
+	MOVQ         n+32(FP), CX
+	VBROADCASTSS mean+40(FP), Y6
+	VBROADCASTSS rstd+44(FP), Y7
+	SHLQ         $2, CX
+	XORQ         BX, BX
+
+nmloop:
+	VMOVUPS (SI)(BX*1), Y0
+	VSUBPS  Y6, Y0, Y0
+	VMULPS  Y7, Y0, Y0
+	VMULPS  (R8)(BX*1), Y0, Y0
+	VADDPS  (R9)(BX*1), Y0, Y0
+	VMOVUPS Y0, (DI)(BX*1)
+	ADDQ    $32, BX
+	CMPQ    BX, CX
+	JNE     nmloop
+
+	VZEROUPPER
+	RET
+
+// func lnGradSumsAVX2(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[32]float64)
+//
+// For i < n, n a positive multiple of 16, with xh = (float64(x[i]) - mean)
+// * rstd and g = float64(dy[i]): dGamma[i] += g*xh, dBeta[i] += g, and
+// g*gamma[i] and (g*gamma[i])*xh are added to acc[i mod 16] and
+// acc[16 + i mod 16]. Partial sums: Y0-Y3 (sg) and Y8-Y11 (sgx); Y12 mean,
+// Y13 rstd. LNGS4 handles 4 elements (one group of 4 lanes) at byte offset
+// off of the float32 arrays (2*off of the float64 ones).
+#define LNGS4(off, SG, SGX) \
+	VCVTPS2PD off(SI), Y4 \
+	VSUBPD    Y12, Y4, Y4 \
+	VMULPD    Y13, Y4, Y4 \
+	VCVTPS2PD off(DX), Y5 \
+	VMULPD    Y4, Y5, Y6 \
+	VADDPD    2*off(R8), Y6, Y6 \
+	VMOVUPD   Y6, 2*off(R8) \
+	VADDPD    2*off(R9), Y5, Y7 \
+	VMOVUPD   Y7, 2*off(R9) \
+	VCVTPS2PD off(R10), Y6 \
+	VMULPD    Y6, Y5, Y5 \
+	VADDPD    Y5, SG, SG \
+	VMULPD    Y4, Y5, Y5 \
+	VADDPD    Y5, SGX, SGX
+
+TEXT ·lnGradSumsAVX2(SB), NOSPLIT, $0-72
+	MOVQ         x+0(FP), SI
+	MOVQ         dy+8(FP), DX
+	MOVQ         gamma+16(FP), R10
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD mean+32(FP), Y12
+	VBROADCASTSD rstd+40(FP), Y13
+	MOVQ         dGamma+48(FP), R8
+	MOVQ         dBeta+56(FP), R9
+	MOVQ         acc+64(FP), DI
+	VMOVUPD      (DI), Y0
+	VMOVUPD      32(DI), Y1
+	VMOVUPD      64(DI), Y2
+	VMOVUPD      96(DI), Y3
+	VMOVUPD      128(DI), Y8
+	VMOVUPD      160(DI), Y9
+	VMOVUPD      192(DI), Y10
+	VMOVUPD      224(DI), Y11
+	SHRQ         $4, CX
+
+lgsloop:
+	LNGS4(0, Y0, Y8)
+	LNGS4(16, Y1, Y9)
+	LNGS4(32, Y2, Y10)
+	LNGS4(48, Y3, Y11)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, R10
+	ADDQ $128, R8
+	ADDQ $128, R9
+	DECQ CX
+	JNZ  lgsloop
+
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD Y3, 96(DI)
+	VMOVUPD Y8, 128(DI)
+	VMOVUPD Y9, 160(DI)
+	VMOVUPD Y10, 192(DI)
+	VMOVUPD Y11, 224(DI)
+	VZEROUPPER
+	RET
+
+// func lnGradXAVX2(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64)
+//
+// Sets dx[i] = float32(rstd * ((g*gamma[i] - mg) - xh*mgx)) for i < n, n a
+// positive multiple of 8, with xh and g as in lnGradSumsAVX2, 4 elements at
+// a time in float64 (Y12 mean, Y13 rstd, Y14 mg, Y15 mgx).
+#define LNGX4(off) \
+	VCVTPS2PD  off(SI), Y0 \
+	VSUBPD     Y12, Y0, Y0 \
+	VMULPD     Y13, Y0, Y0 \
+	VCVTPS2PD  off(DX), Y1 \
+	VCVTPS2PD  off(R8), Y2 \
+	VMULPD     Y2, Y1, Y1 \
+	VSUBPD     Y14, Y1, Y1 \
+	VMULPD     Y15, Y0, Y0 \
+	VSUBPD     Y0, Y1, Y1 \
+	VMULPD     Y1, Y13, Y1 \
+	VCVTPD2PSY Y1, X1 \
+	VMOVUPS    X1, off(DI)
+
+TEXT ·lnGradXAVX2(SB), NOSPLIT, $0-72
+	MOVQ         dx+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         dy+16(FP), DX
+	MOVQ         gamma+24(FP), R8
+	MOVQ         n+32(FP), CX
+	VBROADCASTSD mean+40(FP), Y12
+	VBROADCASTSD rstd+48(FP), Y13
+	VBROADCASTSD mg+56(FP), Y14
+	VBROADCASTSD mgx+64(FP), Y15
+	SHRQ         $3, CX
+
+lgxloop:
+	LNGX4(0)
+	LNGX4(16)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  lgxloop
+
+	VZEROUPPER
+	RET
+
+// func adamWAVX2(w, grad, m, v *float32, n int, k *adamWK)
+//
+// One AdamW step for i < n, n a positive multiple of 8, with the operations
+// of adamWGo, each rounded. Constants: Y8 b1, Y9 1-b1, Y10 b2, Y11 1-b2, Y12
+// eps, Y13 shrink, Y14 step size, Y15 1/sqrt(1-b2^t). BX is the byte offset
+// of the current 8 elements.
+TEXT ·adamWAVX2(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), DI
+	MOVQ         grad+8(FP), SI
+	MOVQ         m+16(FP), R8
+	MOVQ         v+24(FP), R9
+	MOVQ         n+32(FP), CX
+	MOVQ         k+40(FP), AX
+	VBROADCASTSS 0(AX), Y8
+	VBROADCASTSS 4(AX), Y9
+	VBROADCASTSS 8(AX), Y10
+	VBROADCASTSS 12(AX), Y11
+	VBROADCASTSS 16(AX), Y12
+	VBROADCASTSS 20(AX), Y13
+	VBROADCASTSS 24(AX), Y14
+	VBROADCASTSS 28(AX), Y15
+	SHLQ         $2, CX
+	XORQ         BX, BX
+
+awloop:
+	VMOVUPS (SI)(BX*1), Y0 // g
+	VMULPS  (R8)(BX*1), Y8, Y1
+	VMULPS  Y0, Y9, Y4
+	VADDPS  Y4, Y1, Y1     // m = b1*m + (1-b1)*g
+	VMOVUPS Y1, (R8)(BX*1)
+	VMULPS  (R9)(BX*1), Y10, Y2
+	VMULPS  Y0, Y11, Y4
+	VMULPS  Y0, Y4, Y4
+	VADDPS  Y4, Y2, Y2     // v = b2*v + ((1-b2)*g)*g
+	VMOVUPS Y2, (R9)(BX*1)
+	VSQRTPS Y2, Y2
+	VMULPS  Y15, Y2, Y2
+	VADDPS  Y12, Y2, Y2    // denominator
+	VMULPS  Y14, Y1, Y1
+	VDIVPS  Y2, Y1, Y1     // step*m / denominator
+	VMULPS  (DI)(BX*1), Y13, Y3
+	VSUBPS  Y1, Y3, Y3     // w*shrink - step*m/denominator
+	VMOVUPS Y3, (DI)(BX*1)
+	ADDQ    $32, BX
+	CMPQ    BX, CX
+	JNE     awloop
+
+	VZEROUPPER
+	RET

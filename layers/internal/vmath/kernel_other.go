@@ -2,40 +2,92 @@
 
 package vmath
 
-// useAsm is always false on builds without the assembly kernels.
-var useAsm = false
+// Builds without the assembly kernels support only the portable path.
+const (
+	hasAVX2   = false
+	hasAVX512 = false
+)
+
+const noAsm = "vmath: assembly kernels not available"
 
 // expAVX2 is never called on builds without the assembly kernels.
-func expAVX2(dst, x *float32, n int) {
-	panic("vmath: assembly kernels not available")
-}
+func expAVX2(dst, x *float32, n int) { panic(noAsm) }
 
 // expSubSumAVX2 is never called on builds without the assembly kernels.
-func expSubSumAVX2(x *float32, n int, shift float32) float64 {
-	panic("vmath: assembly kernels not available")
-}
+func expSubSumAVX2(x *float32, n int, shift float32) float64 { panic(noAsm) }
 
 // addMaxAVX2 is never called on builds without the assembly kernels.
-func addMaxAVX2(x, b *float32, n int) float32 {
-	panic("vmath: assembly kernels not available")
-}
+func addMaxAVX2(x, b *float32, n int) float32 { panic(noAsm) }
 
 // maxAVX2 is never called on builds without the assembly kernels.
-func maxAVX2(x *float32, n int) float32 {
-	panic("vmath: assembly kernels not available")
-}
+func maxAVX2(x *float32, n int) float32 { panic(noAsm) }
 
 // scaleAVX2 is never called on builds without the assembly kernels.
-func scaleAVX2(x *float32, n int, s float32) {
-	panic("vmath: assembly kernels not available")
-}
+func scaleAVX2(x *float32, n int, s float32) { panic(noAsm) }
 
 // geluAVX2 is never called on builds without the assembly kernels.
-func geluAVX2(dst, x *float32, n int) {
-	panic("vmath: assembly kernels not available")
-}
+func geluAVX2(dst, x *float32, n int) { panic(noAsm) }
 
 // geluGradAVX2 is never called on builds without the assembly kernels.
-func geluGradAVX2(dst, x, dy *float32, n int) {
-	panic("vmath: assembly kernels not available")
+func geluGradAVX2(dst, x, dy *float32, n int) { panic(noAsm) }
+
+// sumLanesAVX2 is never called on builds without the assembly kernels.
+func sumLanesAVX2(x *float32, n int, acc *[lanes]float64) { panic(noAsm) }
+
+// sqDevLanesAVX2 is never called on builds without the assembly kernels.
+func sqDevLanesAVX2(x *float32, n int, mean float64, acc *[lanes]float64) { panic(noAsm) }
+
+// normalizeAVX2 is never called on builds without the assembly kernels.
+func normalizeAVX2(out, x, gamma, beta *float32, n int, mean, rstd float32) { panic(noAsm) }
+
+// lnGradSumsAVX2 is never called on builds without the assembly kernels.
+func lnGradSumsAVX2(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[2 * lanes]float64) {
+	panic(noAsm)
 }
+
+// lnGradXAVX2 is never called on builds without the assembly kernels.
+func lnGradXAVX2(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64) { panic(noAsm) }
+
+// adamWAVX2 is never called on builds without the assembly kernels.
+func adamWAVX2(w, grad, m, v *float32, n int, k *adamWK) { panic(noAsm) }
+
+// expAVX512 is never called on builds without the assembly kernels.
+func expAVX512(dst, x *float32, n int) { panic(noAsm) }
+
+// expSubSumAVX512 is never called on builds without the assembly kernels.
+func expSubSumAVX512(x *float32, n int, shift float32) float64 { panic(noAsm) }
+
+// addMaxAVX512 is never called on builds without the assembly kernels.
+func addMaxAVX512(x, b *float32, n int) float32 { panic(noAsm) }
+
+// maxAVX512 is never called on builds without the assembly kernels.
+func maxAVX512(x *float32, n int) float32 { panic(noAsm) }
+
+// scaleAVX512 is never called on builds without the assembly kernels.
+func scaleAVX512(x *float32, n int, s float32) { panic(noAsm) }
+
+// geluAVX512 is never called on builds without the assembly kernels.
+func geluAVX512(dst, x *float32, n int) { panic(noAsm) }
+
+// geluGradAVX512 is never called on builds without the assembly kernels.
+func geluGradAVX512(dst, x, dy *float32, n int) { panic(noAsm) }
+
+// sumLanesAVX512 is never called on builds without the assembly kernels.
+func sumLanesAVX512(x *float32, n int, acc *[lanes]float64) { panic(noAsm) }
+
+// sqDevLanesAVX512 is never called on builds without the assembly kernels.
+func sqDevLanesAVX512(x *float32, n int, mean float64, acc *[lanes]float64) { panic(noAsm) }
+
+// normalizeAVX512 is never called on builds without the assembly kernels.
+func normalizeAVX512(out, x, gamma, beta *float32, n int, mean, rstd float32) { panic(noAsm) }
+
+// lnGradSumsAVX512 is never called on builds without the assembly kernels.
+func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[2 * lanes]float64) {
+	panic(noAsm)
+}
+
+// lnGradXAVX512 is never called on builds without the assembly kernels.
+func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64) { panic(noAsm) }
+
+// adamWAVX512 is never called on builds without the assembly kernels.
+func adamWAVX512(w, grad, m, v *float32, n int, k *adamWK) { panic(noAsm) }

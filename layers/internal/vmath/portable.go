@@ -157,3 +157,65 @@ func geluGradGo(dst, x, g []float32) {
 		dst[i] = geluGrad1(v, g[i])
 	}
 }
+
+// The portable LayerNorm and AdamW kernels. The explicit float32 and float64
+// conversions of products keep compilers that fuse multiply-adds (arm64,
+// amd64 v3) from doing so, so that the results match the assembly.
+
+// sumLanesGo adds float64(x[i]) to acc[i mod lanes].
+func sumLanesGo(x []float32, acc *[lanes]float64) {
+	for i, v := range x {
+		acc[i%lanes] += float64(v)
+	}
+}
+
+// sqDevLanesGo adds d*d, d = float64(x[i]) - mean, to acc[i mod lanes].
+func sqDevLanesGo(x []float32, mean float64, acc *[lanes]float64) {
+	for i, v := range x {
+		d := float64(v) - mean
+		acc[i%lanes] += float64(d * d)
+	}
+}
+
+func normalizeGo(out, x, gamma, beta []float32, mean, rstd float32) {
+	out, gamma, beta = out[:len(x)], gamma[:len(x)], beta[:len(x)]
+	for i, v := range x {
+		out[i] = float32(float32((v-mean)*rstd)*gamma[i]) + beta[i]
+	}
+}
+
+// lnGradSumsGo is LayerNormGradSums on the partial sums acc[0:lanes] (sg)
+// and acc[lanes:] (sgx).
+func lnGradSumsGo(x, dy, gamma []float32, mean, rstd float64, dGamma, dBeta []float64, acc *[2 * lanes]float64) {
+	dy, gamma, dGamma, dBeta = dy[:len(x)], gamma[:len(x)], dGamma[:len(x)], dBeta[:len(x)]
+	for i, v := range x {
+		xh := float64((float64(v) - mean) * rstd)
+		g := float64(dy[i])
+		dGamma[i] += float64(g * xh)
+		dBeta[i] += g
+		gg := float64(g * float64(gamma[i]))
+		acc[i%lanes] += gg
+		acc[lanes+i%lanes] += float64(gg * xh)
+	}
+}
+
+func lnGradXGo(dx, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
+	dx, dy, gamma = dx[:len(x)], dy[:len(x)], gamma[:len(x)]
+	for i, v := range x {
+		xh := float64((float64(v) - mean) * rstd)
+		t := float64(float64(dy[i])*float64(gamma[i])) - mg
+		dx[i] = float32(rstd * (t - float64(xh*mgx)))
+	}
+}
+
+func adamWGo(w, g, m, v []float32, k *adamWK) {
+	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
+	for i := range w {
+		gi := g[i]
+		mi := float32(k.b1*m[i]) + float32(k.c1*gi)
+		vi := float32(k.b2*v[i]) + float32(float32(k.c2*gi)*gi)
+		m[i], v[i] = mi, vi
+		denom := float32(float32(math.Sqrt(float64(vi)))*k.invSqrtBC2) + k.eps
+		w[i] = float32(w[i]*k.shrink) - float32(k.step*mi)/denom
+	}
+}

@@ -1,13 +1,23 @@
-// Package vmath provides fast float32 elementwise kernels for the hot paths
-// of the transformer layers: the exponential (softmax) and the exact GELU and
-// its derivative.
+// Package vmath provides fast float32 vector kernels for the hot paths of
+// the transformer layers: the exponential (softmax), the exact GELU and its
+// derivative, the row statistics and normalisation of LayerNorm and its
+// backward pass, and the AdamW update.
 //
-// On amd64 CPUs with AVX2 and FMA the kernels process 8 elements per
-// instruction in Go assembly; the last len mod 8 elements, other CPUs, other
-// architectures and builds with the purego tag use portable Go versions of
-// the same algorithms. The two paths agree to within a few float32 ulps (the
-// assembly uses fused multiply-adds), and each is deterministic: the result
-// depends only on the input values and the slice length.
+// Three paths implement the kernels (see Path) and the fastest one the CPU
+// supports is chosen at run time: AVX-512 (16 lanes), AVX2 with FMA (8
+// lanes), and portable Go, the only path on other architectures and with
+// the purego build tag. The environment variable ALIBI_SIMD=avx2 or
+// ALIBI_SIMD=portable selects a slower path. Each path is deterministic: the
+// result depends only on the input values and the slice lengths.
+//
+// The assembly paths give bit-identical results. The exponential and GELU
+// kernels use fused multiply-adds and process the first len &^ 7 elements in
+// assembly and the rest with the portable code, which does not fuse, so the
+// portable path differs from them by a few float32 ulps. The LayerNorm and
+// AdamW kernels use no fused operations, and all three paths give
+// bit-identical results; their reductions add float64 terms in 16
+// interleaved partial sums (element i to sum i mod 16) combined in a fixed
+// order.
 //
 // The exponential uses the range reduction x = k ln2 + r, |r| <= ln2/2, with
 // a two-part ln2 and a degree-6 Taylor polynomial for e^r, which is within
@@ -32,9 +42,13 @@ import "math"
 // relative error is below 5e-7.
 func Exp(dst, x []float32) {
 	checkLen(len(dst), len(x))
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
+	n := len(x) &^ 7
+	switch {
+	case n == 0 || active == Portable:
+		n = 0
+	case active == AVX512:
+		expAVX512(&dst[0], &x[0], n)
+	default:
 		expAVX2(&dst[0], &x[0], n)
 	}
 	expGo(dst[n:], x[n:])
@@ -48,9 +62,13 @@ func Exp(dst, x []float32) {
 // relative error is below 2e-7 of the exact sum of the stored results.
 func ExpSubSum(x []float32, shift float32) float32 {
 	var sum float64
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
+	n := len(x) &^ 7
+	switch {
+	case n == 0 || active == Portable:
+		n = 0
+	case active == AVX512:
+		sum = expSubSumAVX512(&x[0], n, shift)
+	default:
 		sum = expSubSumAVX2(&x[0], n, shift)
 	}
 	return float32(sum + expSubSumGo(x[n:], shift))
@@ -61,10 +79,15 @@ func ExpSubSum(x []float32, shift float32) float32 {
 // is unspecified (NaN or the maximum of some of the other elements).
 func AddMax(x, b []float32) float32 {
 	checkLen(len(x), len(b))
+	switch {
+	case len(x) == 0 || active == Portable:
+		return addMaxGo(x, b)
+	case active == AVX512:
+		return addMaxAVX512(&x[0], &b[0], len(x))
+	}
 	m := float32(math.Inf(-1))
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
+	n := len(x) &^ 7
+	if n > 0 {
 		m = addMaxAVX2(&x[0], &b[0], n)
 	}
 	return max(m, addMaxGo(x[n:], b[n:]))
@@ -73,10 +96,15 @@ func AddMax(x, b []float32) float32 {
 // Max returns the maximum of x, or -Inf if x is empty. If x contains NaN the
 // result is unspecified (NaN or the maximum of some of the other elements).
 func Max(x []float32) float32 {
+	switch {
+	case len(x) == 0 || active == Portable:
+		return maxGo(x)
+	case active == AVX512:
+		return maxAVX512(&x[0], len(x))
+	}
 	m := float32(math.Inf(-1))
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
+	n := len(x) &^ 7
+	if n > 0 {
 		m = maxAVX2(&x[0], n)
 	}
 	return max(m, maxGo(x[n:]))
@@ -84,12 +112,18 @@ func Max(x []float32) float32 {
 
 // Scale sets x[i] *= s in place.
 func Scale(x []float32, s float32) {
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
-		scaleAVX2(&x[0], n, s)
+	switch {
+	case len(x) == 0 || active == Portable:
+		scaleGo(x, s)
+	case active == AVX512:
+		scaleAVX512(&x[0], len(x), s)
+	default:
+		n := len(x) &^ 7
+		if n > 0 {
+			scaleAVX2(&x[0], n, s)
+		}
+		scaleGo(x[n:], s)
 	}
-	scaleGo(x[n:], s)
 }
 
 // GELU sets dst[i] to the exact (erf-based) GELU of x[i], x Φ(x), where
@@ -102,9 +136,13 @@ func Scale(x []float32, s float32) {
 // (including -Inf), and NaN for NaN.
 func GELU(dst, x []float32) {
 	checkLen(len(dst), len(x))
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
+	n := len(x) &^ 7
+	switch {
+	case n == 0 || active == Portable:
+		n = 0
+	case active == AVX512:
+		geluAVX512(&dst[0], &x[0], n)
+	default:
 		geluAVX2(&dst[0], &x[0], n)
 	}
 	geluGo(dst[n:], x[n:])
@@ -120,9 +158,13 @@ func GELU(dst, x []float32) {
 func GELUGrad(dst, x, g []float32) {
 	checkLen(len(dst), len(x))
 	checkLen(len(g), len(x))
-	n := 0
-	if useAsm && len(x) >= 8 {
-		n = len(x) &^ 7
+	n := len(x) &^ 7
+	switch {
+	case n == 0 || active == Portable:
+		n = 0
+	case active == AVX512:
+		geluGradAVX512(&dst[0], &x[0], &g[0], n)
+	default:
 		geluGradAVX2(&dst[0], &x[0], &g[0], n)
 	}
 	geluGradGo(dst[n:], x[n:], g[n:])

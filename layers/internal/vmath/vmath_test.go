@@ -12,18 +12,19 @@ var (
 	nan32 = float32(math.NaN())
 )
 
-// forEachPath runs f with the assembly kernels (when the CPU has them) and
-// with the portable kernels.
+// forEachPath runs f as a subtest on every path (see Path); a path that the
+// CPU or the build does not support is skipped.
 func forEachPath(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	if saved {
-		useAsm = true
-		t.Run("asm", f)
+	for _, p := range Paths {
+		t.Run(p.String(), func(t *testing.T) {
+			if !p.Supported() {
+				t.Skipf("the %v path is not supported by this CPU or build", p)
+			}
+			defer setPath(setPath(p))
+			f(t)
+		})
 	}
-	useAsm = false
-	t.Run("go", f)
 }
 
 func refExp(x float32) float64 { return math.Exp(float64(x)) }
@@ -304,34 +305,33 @@ func TestAliasing(t *testing.T) {
 	})
 }
 
-// TestAsmMatchesPortable compares the assembly and portable kernels on the
-// same inputs; they differ only by the rounding of fused multiply-adds.
+// TestAsmMatchesPortable compares each assembly path with the portable
+// kernels on the same inputs; they differ only by the rounding of fused
+// multiply-adds. The AVX-512 kernels must also match the AVX2 ones bit for
+// bit.
 func TestAsmMatchesPortable(t *testing.T) {
-	if !useAsm {
-		t.Skip("no assembly kernels on this CPU or build")
-	}
-	defer func() { useAsm = true }()
 	x := grid(-30, 30, 20001, 20000, 5)
 	x = append(x, grid(-90, 90, 20001, 0, 0)...)
 	x = append(x, 0, -0, 1e4, -1e4, 1e30, -1e30, inf32, -inf32, nan32, -1e9)
 	g := grid(-3, 3, len(x), 0, 6)
-	type result struct{ exp, sub, gelu, grad []float32 }
-	run := func() result {
+	type result struct {
+		exp, sub, gelu, grad []float32
+		sum                  float32
+	}
+	run := func(p Path) result {
+		defer setPath(setPath(p))
 		var r result
 		r.exp = make([]float32, len(x))
 		Exp(r.exp, x)
-		r.sub = append([]float32(nil), x...)
-		ExpSubSum(r.sub, 0.5)
+		r.sub = append([]float32(nil), x[:40001]...) // within ±30: a finite sum
+		r.sum = ExpSubSum(r.sub, 0.5)
 		r.gelu = make([]float32, len(x))
 		GELU(r.gelu, x)
 		r.grad = make([]float32, len(x))
 		GELUGrad(r.grad, x, g)
 		return r
 	}
-	useAsm = true
-	a := run()
-	useAsm = false
-	p := run()
+	p := run(Portable)
 	close := func(a, p float32, abs float64) bool {
 		if same(a, p) {
 			return true
@@ -339,16 +339,44 @@ func TestAsmMatchesPortable(t *testing.T) {
 		d := math.Abs(float64(a) - float64(p))
 		return d <= 4e-7*math.Abs(float64(p)) || d <= abs
 	}
+	var asm []result
+	for _, path := range []Path{AVX2, AVX512} {
+		if !path.Supported() {
+			t.Logf("the %v path is not supported by this CPU or build", path)
+			continue
+		}
+		a := run(path)
+		asm = append(asm, a)
+		for i, v := range x {
+			if !close(a.exp[i], p.exp[i], 0) {
+				t.Fatalf("%v: Exp(%g): %g, portable %g", path, v, a.exp[i], p.exp[i])
+			}
+			if i < len(a.sub) && !close(a.sub[i], p.sub[i], 0) {
+				t.Fatalf("%v: ExpSubSum element (%g): %g, portable %g", path, v, a.sub[i], p.sub[i])
+			}
+			if !close(a.gelu[i], p.gelu[i], 5e-7*max(1, math.Abs(float64(v)))) {
+				t.Fatalf("%v: GELU(%g): %g, portable %g", path, v, a.gelu[i], p.gelu[i])
+			}
+			if !close(a.grad[i], p.grad[i], 5e-7*max(1, math.Abs(float64(g[i])))) {
+				t.Fatalf("%v: GELUGrad(%g, %g): %g, portable %g", path, v, g[i], a.grad[i], p.grad[i])
+			}
+		}
+		if !relOK(a.sum, float64(p.sum), 1e-6) {
+			t.Errorf("%v: ExpSubSum = %g, portable %g", path, a.sum, p.sum)
+		}
+	}
+	if len(asm) < 2 {
+		return
+	}
+	a, b := asm[0], asm[1]
 	for i, v := range x {
-		if !close(a.exp[i], p.exp[i], 0) || !close(a.sub[i], p.sub[i], 0) {
-			t.Fatalf("Exp(%g): asm %g, portable %g; ExpSubSum: asm %g, portable %g", v, a.exp[i], p.exp[i], a.sub[i], p.sub[i])
+		if !same(a.exp[i], b.exp[i]) || i < len(a.sub) && !same(a.sub[i], b.sub[i]) || !same(a.gelu[i], b.gelu[i]) || !same(a.grad[i], b.grad[i]) {
+			t.Fatalf("x = %g: avx2 exp %g, ExpSubSum %g, GELU %g, GELUGrad %g; avx512 %g, %g, %g, %g",
+				v, a.exp[i], a.sub[i], a.gelu[i], a.grad[i], b.exp[i], b.sub[i], b.gelu[i], b.grad[i])
 		}
-		if !close(a.gelu[i], p.gelu[i], 5e-7*max(1, math.Abs(float64(v)))) {
-			t.Fatalf("GELU(%g): asm %g, portable %g", v, a.gelu[i], p.gelu[i])
-		}
-		if !close(a.grad[i], p.grad[i], 5e-7*max(1, math.Abs(float64(g[i])))) {
-			t.Fatalf("GELUGrad(%g, %g): asm %g, portable %g", v, g[i], a.grad[i], p.grad[i])
-		}
+	}
+	if a.sum != b.sum {
+		t.Errorf("ExpSubSum: avx2 %g, avx512 %g", a.sum, b.sum)
 	}
 }
 
@@ -416,9 +444,6 @@ func TestMaxAddMax(t *testing.T) {
 	}
 	forEachPath(t, func(t *testing.T) {
 		for _, c := range cases {
-			if got := Max(c.x); got != max(c.want, maxGo(c.x)) && len(c.b) == 0 {
-				t.Errorf("Max(%v) = %g", c.x, got)
-			}
 			x := append([]float32(nil), c.x...)
 			if got := AddMax(x, c.b); got != c.want {
 				t.Errorf("AddMax(%v, %v) = %g, want %g", c.x, c.b, got, c.want)
@@ -432,6 +457,98 @@ func TestMaxAddMax(t *testing.T) {
 		x[3], x[18] = nan32, nan32
 		AddMax(x, make([]float32, 21))
 		Max(x)
+	})
+}
+
+// refMax is the maximum of x by a plain loop, -Inf for an empty x.
+func refMax(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// maxLengths are the lengths of TestMax: every length up to 70 (each vector
+// lane, both unrolled accumulators and every tail), then some longer ones.
+func maxLengths() []int {
+	var ns []int
+	for n := 0; n <= 70; n++ {
+		ns = append(ns, n)
+	}
+	return append(ns, 127, 128, 129, 255, 256, 1000, 4099)
+}
+
+// TestMax checks Max and AddMax against refMax over many lengths, with the
+// maximum planted at every position (at 40 random ones for the longest
+// slices) of otherwise smaller, all-negative data, so that a kernel that
+// skips an element, a lane or the tail, or returns its initial value or 0,
+// is caught; and on random data without a planted maximum.
+func TestMax(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(11))
+		for _, n := range maxLengths() {
+			base := make([]float32, n)
+			for i := range base {
+				base[i] = -1000 - 1000*rng.Float32()
+			}
+			if n > 0 && n%3 == 0 {
+				base[rng.Intn(n)] = float32(math.Inf(-1))
+			}
+			positions := make([]int, 0, n)
+			for pos := 0; pos < n; pos++ {
+				if n <= 70 || pos == 0 || pos == n-1 || rng.Intn(n) < 40 {
+					positions = append(positions, pos)
+				}
+			}
+			if n == 0 {
+				positions = append(positions, -1)
+			}
+			for _, pos := range positions {
+				x := append([]float32(nil), base...)
+				want := float32(math.Inf(-1))
+				if pos >= 0 {
+					x[pos] = -0.5 - float32(pos%7)
+					want = x[pos]
+				}
+				orig := append([]float32(nil), x...)
+				if got := Max(x); got != want || got != refMax(orig) {
+					t.Fatalf("n=%d, maximum at %d: Max = %g, want %g", n, pos, got, want)
+				}
+				for i := range x {
+					if x[i] != orig[i] {
+						t.Fatalf("n=%d: Max changed element %d", n, i)
+					}
+				}
+				// AddMax with the maximum in b.
+				b := make([]float32, n)
+				if pos >= 0 {
+					b[pos] = 3000
+				}
+				y := append([]float32(nil), base...)
+				sum := make([]float32, n)
+				for i := range sum {
+					sum[i] = base[i] + b[i]
+				}
+				if got := AddMax(y, b); got != refMax(sum) {
+					t.Fatalf("n=%d, maximum at %d: AddMax = %g, want %g", n, pos, got, refMax(sum))
+				}
+				for i := range y {
+					if y[i] != sum[i] {
+						t.Fatalf("n=%d: AddMax element %d = %g, want %g", n, i, y[i], sum[i])
+					}
+				}
+			}
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64() * 10)
+			}
+			if got, want := Max(x), refMax(x); got != want {
+				t.Fatalf("n=%d random: Max = %g, want %g", n, got, want)
+			}
+		}
 	})
 }
 
@@ -525,16 +642,18 @@ func TestLengthMismatchPanics(t *testing.T) {
 		"GELU":     func() { GELU(make([]float32, 3), make([]float32, 2)) },
 		"GELUGrad": func() { GELUGrad(make([]float32, 16), make([]float32, 16), make([]float32, 15)) },
 	}
-	for name, f := range calls {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Error("no panic")
-				}
-			}()
-			f()
-		})
-	}
+	forEachPath(t, func(t *testing.T) {
+		for name, f := range calls {
+			t.Run(name, func(t *testing.T) {
+				defer func() {
+					if recover() == nil {
+						t.Error("no panic")
+					}
+				}()
+				f()
+			})
+		}
+	})
 }
 
 func Example() {

@@ -1,0 +1,378 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// KSTEP8 is one k step of the 8x32 micro-kernel: it loads the 32 B values
+// at DI into Z16 and Z17, broadcasts A(i, p) for the 8 rows (row i at SI +
+// i*rsa, with R10 = rsa, R12 = 3*rsa and R13 = SI + 5*rsa, all in bytes) and
+// accumulates row i into Z(2i) (columns 0-15) and Z(2i+1) (columns 16-31).
+// It then advances DI by R14 (the row stride of B in bytes) and SI and R13
+// by R11 (csa bytes) to the next k step.
+#define KSTEP8 \
+	VMOVUPS      (DI), Z16 \
+	VMOVUPS      64(DI), Z17 \
+	VBROADCASTSS (SI), Z18 \
+	VFMADD231PS  Z16, Z18, Z0 \
+	VFMADD231PS  Z17, Z18, Z1 \
+	VBROADCASTSS (SI)(R10*1), Z19 \
+	VFMADD231PS  Z16, Z19, Z2 \
+	VFMADD231PS  Z17, Z19, Z3 \
+	VBROADCASTSS (SI)(R10*2), Z18 \
+	VFMADD231PS  Z16, Z18, Z4 \
+	VFMADD231PS  Z17, Z18, Z5 \
+	VBROADCASTSS (SI)(R12*1), Z19 \
+	VFMADD231PS  Z16, Z19, Z6 \
+	VFMADD231PS  Z17, Z19, Z7 \
+	VBROADCASTSS (SI)(R10*4), Z18 \
+	VFMADD231PS  Z16, Z18, Z8 \
+	VFMADD231PS  Z17, Z18, Z9 \
+	VBROADCASTSS (R13), Z19 \
+	VFMADD231PS  Z16, Z19, Z10 \
+	VFMADD231PS  Z17, Z19, Z11 \
+	VBROADCASTSS (SI)(R12*2), Z18 \
+	VFMADD231PS  Z16, Z18, Z12 \
+	VFMADD231PS  Z17, Z18, Z13 \
+	VBROADCASTSS (R13)(R10*2), Z19 \
+	VFMADD231PS  Z16, Z19, Z14 \
+	VFMADD231PS  Z17, Z19, Z15 \
+	ADDQ         R14, DI \
+	ADDQ         R11, SI \
+	ADDQ         R11, R13
+
+// The store macros write one row of the tile, held in Z0_ (columns 0-15)
+// and Z1_ (columns 16-31), to the C row at R9 and advance R9 by ldc (R8
+// bytes): C = alpha*acc + beta*C with alpha in Z30 and beta in Z31. The
+// masked variants touch only the columns selected by K1 (0-15) and K2
+// (16-31); masked-off elements are neither read nor written.
+
+// STOREBETA is the beta != 0 store, all 32 columns.
+#define STOREBETA(Z0_, Z1_) \
+	VMULPS      Z30, Z0_, Z0_ \
+	VMULPS      Z30, Z1_, Z1_ \
+	VFMADD231PS (R9), Z31, Z0_ \
+	VFMADD231PS 64(R9), Z31, Z1_ \
+	VMOVUPS     Z0_, (R9) \
+	VMOVUPS     Z1_, 64(R9) \
+	ADDQ        R8, R9
+
+// STOREZERO is the beta == 0 store (C is not read), all 32 columns.
+#define STOREZERO(Z0_, Z1_) \
+	VMULPS  Z30, Z0_, Z0_ \
+	VMULPS  Z30, Z1_, Z1_ \
+	VMOVUPS Z0_, (R9) \
+	VMOVUPS Z1_, 64(R9) \
+	ADDQ    R8, R9
+
+// STOREBETAM is STOREBETA for the columns in K1 and K2.
+#define STOREBETAM(Z0_, Z1_) \
+	VMULPS      Z30, Z0_, Z0_ \
+	VMULPS      Z30, Z1_, Z1_ \
+	VFMADD231PS (R9), Z31, K1, Z0_ \
+	VFMADD231PS 64(R9), Z31, K2, Z1_ \
+	VMOVUPS     Z0_, K1, (R9) \
+	VMOVUPS     Z1_, K2, 64(R9) \
+	ADDQ        R8, R9
+
+// STOREZEROM is STOREZERO for the columns in K1 and K2.
+#define STOREZEROM(Z0_, Z1_) \
+	VMULPS  Z30, Z0_, Z0_ \
+	VMULPS  Z30, Z1_, Z1_ \
+	VMOVUPS Z0_, K1, (R9) \
+	VMOVUPS Z1_, K2, 64(R9) \
+	ADDQ    R8, R9
+
+// STORE8 stores the rows of the tile with the store macro ST, leaving for
+// label next after BX rows.
+#define STORE8(ST) \
+	ST(Z0, Z1) \
+	DECQ BX \
+	JZ   next \
+	ST(Z2, Z3) \
+	DECQ BX \
+	JZ   next \
+	ST(Z4, Z5) \
+	DECQ BX \
+	JZ   next \
+	ST(Z6, Z7) \
+	DECQ BX \
+	JZ   next \
+	ST(Z8, Z9) \
+	DECQ BX \
+	JZ   next \
+	ST(Z10, Z11) \
+	DECQ BX \
+	JZ   next \
+	ST(Z12, Z13) \
+	DECQ BX \
+	JZ   next \
+	ST(Z14, Z15) \
+	JMP  next
+
+// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+//
+// Computes nsl vertically adjacent 8x32 tiles of C; see the Go declaration.
+// Register use: CX slivers left, AX the current A sliver, DX its C tile, R8
+// ldc, R10 rsa, R11 csa, R12 3*rsa, R14 ldb (all strides in bytes), SI and
+// R13 rows 0 and 5 of A at the current k step, DI B at the current k step,
+// BX a counter, Z0-Z15 the accumulators, Z16-Z19 B and A values, Z30 alpha,
+// Z31 beta, K1 and K2 the column masks.
+TEXT ·kernel8x32(SB), NOSPLIT, $0-100
+	MOVQ  nsl+0(FP), CX
+	TESTQ CX, CX
+	JZ    done
+	MOVQ  a+16(FP), AX
+	MOVQ  rsa+24(FP), R10
+	SHLQ  $2, R10
+	LEAQ  (R10)(R10*2), R12
+	MOVQ  csa+32(FP), R11
+	SHLQ  $2, R11
+	MOVQ  ldb+56(FP), R14
+	SHLQ  $2, R14
+	MOVQ  c+64(FP), DX
+	MOVQ  ldc+72(FP), R8
+	SHLQ  $2, R8
+	MOVL  mask+96(FP), BX
+	KMOVW BX, K1
+	SHRL  $16, BX
+	KMOVW BX, K2
+
+sliver:
+	MOVQ AX, SI
+	LEAQ (SI)(R10*4), R13
+	ADDQ R10, R13
+	MOVQ b+48(FP), DI
+
+	// Prefetch the C tile: each 128-byte row may straddle three lines.
+	MOVQ       DX, R9
+	MOVQ       $8, BX
+prefetch:
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 127(R9)
+	ADDQ       R8, R9
+	DECQ       BX
+	JNZ        prefetch
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+	MOVQ kc+8(FP), BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	KSTEP8
+	KSTEP8
+	KSTEP8
+	KSTEP8
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	MOVQ kc+8(FP), BX
+	ANDQ $3, BX
+	JZ   store
+
+loop1:
+	KSTEP8
+	DECQ BX
+	JNZ  loop1
+
+store:
+	// BX = rows to store: 8, or rows for the last sliver.
+	MOVQ         $8, BX
+	CMPQ         CX, $1
+	CMOVQEQ      rows+88(FP), BX
+	MOVQ         DX, R9
+	VBROADCASTSS alpha+80(FP), Z30
+	VBROADCASTSS beta+84(FP), Z31
+	MOVL         mask+96(FP), SI
+	MOVL         beta+84(FP), DI
+	SHLL         $1, DI // drop the sign bit: +0 and -0 both mean "overwrite"
+	JZ           zero
+	CMPL         SI, $-1
+	JNE          betamasked
+	STORE8(STOREBETA)
+
+betamasked:
+	STORE8(STOREBETAM)
+
+zero:
+	CMPL SI, $-1
+	JNE  zeromasked
+	STORE8(STOREZERO)
+
+zeromasked:
+	STORE8(STOREZEROM)
+
+next:
+	MOVQ asl+40(FP), BX
+	LEAQ (AX)(BX*4), AX // next A sliver
+	LEAQ (DX)(R8*8), DX // next 8 rows of C
+	DECQ CX
+	JNZ  sliver
+
+done:
+	VZEROUPPER
+	RET
+
+// func transpose8(kb8 int, src *float32, lds int, dst *float32, ldd int)
+//
+// Transposes the 8 x kb8 block of src (8 rows with stride lds elements, kb8
+// a multiple of 8) into kb8 rows of 8 floats in dst with stride ldd
+// elements, 8x8 at a time with AVX shuffles: dst[p*ldd + i] = src[i*lds + p].
+TEXT ·transpose8(SB), NOSPLIT, $0-40
+	MOVQ kb8+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+	MOVQ ldd+32(FP), R11
+	SHLQ $2, R11
+	SHRQ $3, CX
+	JZ   trdone
+	LEAQ (R8)(R8*2), R9   // 3*lds bytes
+	LEAQ (R11)(R11*2), R10 // 3*ldd bytes
+
+trloop:
+	LEAQ    (SI)(R8*4), R12 // row 4
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R8*1), Y1
+	VMOVUPS (SI)(R8*2), Y2
+	VMOVUPS (SI)(R9*1), Y3
+	VMOVUPS (R12), Y4
+	VMOVUPS (R12)(R8*1), Y5
+	VMOVUPS (R12)(R8*2), Y6
+	VMOVUPS (R12)(R9*1), Y7
+
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+	LEAQ    (DI)(R11*4), R12 // dst row 4
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, (DI)(R11*1)
+	VMOVUPS Y10, (DI)(R11*2)
+	VMOVUPS Y11, (DI)(R10*1)
+	VMOVUPS Y12, (R12)
+	VMOVUPS Y13, (R12)(R11*1)
+	VMOVUPS Y14, (R12)(R11*2)
+	VMOVUPS Y15, (R12)(R10*1)
+
+	ADDQ $32, SI          // next 8 columns of src
+	LEAQ (DI)(R11*8), DI  // next 8 rows of dst
+	DECQ CX
+	JNZ  trloop
+
+trdone:
+	VZEROUPPER
+	RET
+
+// func packA8T(kb, nsl int, src *float32, lda int, dst *float32)
+//
+// Packs nsl full 8-row slivers of a transposed A block: for each k step p
+// and sliver s, dst[s*8*kb + p*8 + i] = src[p*lda + s*8 + i] for i < 8.
+TEXT ·packA8T(SB), NOSPLIT, $0-40
+	MOVQ  kb+0(FP), CX
+	MOVQ  nsl+8(FP), BX
+	MOVQ  src+16(FP), SI
+	MOVQ  lda+24(FP), R8
+	SHLQ  $2, R8
+	MOVQ  dst+32(FP), DI
+	MOVQ  CX, R9
+	SHLQ  $5, R9 // sliver stride in bytes: 32*kb
+	TESTQ CX, CX
+	JZ    pa8done
+	TESTQ BX, BX
+	JZ    pa8done
+
+pa8row:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	MOVQ BX, DX
+
+pa8sl:
+	VMOVUPS (R10), Y0
+	VMOVUPS Y0, (R11)
+	ADDQ    $32, R10
+	ADDQ    R9, R11
+	DECQ    DX
+	JNZ     pa8sl
+
+	ADDQ R8, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  pa8row
+
+pa8done:
+	VZEROUPPER
+	RET
+
+// func packB32N(kb int, src *float32, ldb int, dst *float32, mask uint32)
+//
+// Copies kb rows of 32 floats (row stride ldb elements) from src to
+// consecutive 32-float rows of dst, reading only the columns selected by
+// mask (bit j for column j) and writing zeros in the others.
+TEXT ·packB32N(SB), NOSPLIT, $0-36
+	MOVQ  kb+0(FP), CX
+	MOVQ  src+8(FP), SI
+	MOVQ  ldb+16(FP), R8
+	SHLQ  $2, R8
+	MOVQ  dst+24(FP), DI
+	MOVL  mask+32(FP), BX
+	KMOVW BX, K1
+	SHRL  $16, BX
+	KMOVW BX, K2
+	TESTQ CX, CX
+	JZ    pb32done
+
+pb32loop:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	VMOVUPS   Z0, (DI)
+	VMOVUPS   Z1, 64(DI)
+	ADDQ      R8, SI
+	ADDQ      $128, DI
+	DECQ      CX
+	JNZ       pb32loop
+
+pb32done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,772 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 kernels. The exponential and GELU ones perform, lane by lane,
+// exactly the operations of the AVX2 kernels in kernel_amd64.s (same fused
+// multiply-adds, same operand order), 16 lanes at a time, so their results
+// are bit-identical; the special cases use mask registers instead of blends.
+
+// CONST defines a read-only 4-byte constant, loaded with VBROADCASTSS.
+#define CONST(name, bits) \
+	DATA name+0(SB)/4, bits \
+	GLOBL name(SB), RODATA|NOPTR, $4
+
+CONST(zMagic<>, $0x4b400000)    // 1.5·2^23
+CONST(zLog2e<>, $0x3fb8aa3b)    // log2(e)
+CONST(zNegLn2Hi<>, $0xbf317200) // -0.693145751953125
+CONST(zNegLn2Lo<>, $0xb5bfbe8e) // -1.42860682e-6
+CONST(zC2<>, $0x3f000000)       // 1/2
+CONST(zC3<>, $0x3e2aaaab)       // 1/6
+CONST(zC4<>, $0x3d2aaaab)       // 1/24
+CONST(zC5<>, $0x3c088889)       // 1/120
+CONST(zC6<>, $0x3ab60b61)       // 1/720
+CONST(zExpLo<>, $0xc2aeac4f)    // -87.33654
+CONST(zExpHi<>, $0x42b17217)    // 88.72283
+CONST(zOne<>, $0x3f800000)      // 1
+CONST(zPosInf<>, $0x7f800000)   // +Inf
+CONST(zNegInf<>, $0xff800000)   // -Inf
+CONST(zPosMax<>, $0x7f7fffff)   // math.MaxFloat32
+CONST(zNegMax<>, $0xff7fffff)   // -math.MaxFloat32
+CONST(zNegHalf<>, $0xbf000000)  // -0.5
+CONST(zAbsMask<>, $0x7fffffff)  // clears the sign bit
+CONST(zSignBit<>, $0x80000000)  // the sign bit
+CONST(zErfP<>, $0x3e6d3388)     // 0.3275911/√2
+CONST(zErfB1<>, $0x3e027906)    // 0.254829592/2
+CONST(zErfB2<>, $0xbe11a98e)    // -0.284496736/2
+CONST(zErfB3<>, $0x3f35f0e3)    // 1.421413741/2
+CONST(zErfB4<>, $0xbf3a00e3)    // -1.453152027/2
+CONST(zErfB5<>, $0x3f07dc22)    // 1.061405429/2
+CONST(zInvSqrt2Pi<>, $0x3ecc422a) // 1/√(2π)
+
+// LOADEXP16 loads the constants of EXPCORE16 and EXPSPECIAL16: Z31 1.5·2^23,
+// Z30 log2(e), Z29 -ln2Hi, Z28 -ln2Lo, Z27-Z23 the coefficients 1/720 ...
+// 1/2, Z22 1, Z21 expLo, Z20 expHi, Z19 +Inf.
+#define LOADEXP16 \
+	VBROADCASTSS zMagic<>(SB), Z31 \
+	VBROADCASTSS zLog2e<>(SB), Z30 \
+	VBROADCASTSS zNegLn2Hi<>(SB), Z29 \
+	VBROADCASTSS zNegLn2Lo<>(SB), Z28 \
+	VBROADCASTSS zC6<>(SB), Z27 \
+	VBROADCASTSS zC5<>(SB), Z26 \
+	VBROADCASTSS zC4<>(SB), Z25 \
+	VBROADCASTSS zC3<>(SB), Z24 \
+	VBROADCASTSS zC2<>(SB), Z23 \
+	VBROADCASTSS zOne<>(SB), Z22 \
+	VBROADCASTSS zExpLo<>(SB), Z21 \
+	VBROADCASTSS zExpHi<>(SB), Z20 \
+	VBROADCASTSS zPosInf<>(SB), Z19
+
+// LOADERF16 loads the further constants of HALFERFC16: Z18 -0.5, Z17 the
+// abs mask, Z16 p/√2, Z15-Z11 the coefficients b1 ... b5, Z10 1/√(2π), Z9
+// -MaxFloat32, Z8 MaxFloat32.
+#define LOADERF16 \
+	VBROADCASTSS zNegHalf<>(SB), Z18 \
+	VBROADCASTSS zAbsMask<>(SB), Z17 \
+	VBROADCASTSS zErfP<>(SB), Z16 \
+	VBROADCASTSS zErfB1<>(SB), Z15 \
+	VBROADCASTSS zErfB2<>(SB), Z14 \
+	VBROADCASTSS zErfB3<>(SB), Z13 \
+	VBROADCASTSS zErfB4<>(SB), Z12 \
+	VBROADCASTSS zErfB5<>(SB), Z11 \
+	VBROADCASTSS zInvSqrt2Pi<>(SB), Z10 \
+	VBROADCASTSS zNegMax<>(SB), Z9 \
+	VBROADCASTSS zPosMax<>(SB), Z8
+
+// EXPCORE16 is EXPCORE of kernel_amd64.s on 16 lanes: P = e^X for X in
+// [expLo, expHi], with temporaries T and R; X is preserved.
+#define EXPCORE16(X, P, T, R) \
+	VMOVAPS     Z31, T \
+	VFMADD231PS Z30, X, T \
+	VSUBPS      Z31, T, P \
+	VMOVAPS     X, R \
+	VFMADD231PS Z29, P, R \
+	VFMADD231PS Z28, P, R \
+	VMOVAPS     Z27, P \
+	VFMADD213PS Z26, R, P \
+	VFMADD213PS Z25, R, P \
+	VFMADD213PS Z24, R, P \
+	VFMADD213PS Z23, R, P \
+	VFMADD213PS Z22, R, P \
+	VFMADD213PS Z22, R, P \
+	VPSLLD      $23, T, T \
+	VPADDD      T, P, P
+
+// EXPSPECIAL16 fixes P = EXPCORE16(X) outside [expLo, expHi]: 0 where
+// X < expLo, X + Inf where !(X <= expHi) (+Inf, or NaN for NaN). It uses K2
+// and K3.
+#define EXPSPECIAL16(X, P) \
+	VCMPPS    $5, Z21, X, K2 \
+	VMOVAPS.Z P, K2, P \
+	VCMPPS    $6, Z20, X, K3 \
+	VADDPS    Z19, X, K3, P
+
+// HALFERFC16 is HALFERFC of kernel_amd64.s on 16 lanes: H = erfc(|X|/√2)/2
+// and E = e^(-X²/2) (0 where -X²/2 < expLo); A, T and R are temporaries and
+// K2 is used.
+#define HALFERFC16(X, E, H, A, T, R) \
+	VMULPS      Z18, X, A \
+	VMULPS      X, A, A \
+	EXPCORE16(A, E, T, R) \
+	VCMPPS      $5, Z21, A, K2 \
+	VMOVAPS.Z   E, K2, E \
+	VPANDD      Z17, X, A \
+	VFMADD132PS Z16, Z22, A \
+	VDIVPS      A, Z22, T \
+	VMOVAPS     Z11, H \
+	VFMADD213PS Z12, T, H \
+	VFMADD213PS Z13, T, H \
+	VFMADD213PS Z14, T, H \
+	VFMADD213PS Z15, T, H \
+	VMULPS      T, H, H \
+	VMULPS      E, H, H
+
+// CDF16 sets P = Φ(X) from H = HALFERFC16(X): H where the sign bit of X is
+// set, 1 - H elsewhere. It uses K4.
+#define CDF16(X, H, P) \
+	VSUBPS        H, Z22, P \
+	VPTESTMD.BCST zSignBit<>(SB), X, K4 \
+	VMOVAPS       H, K4, P
+
+// TAILMASK sets K1 to the low R bits (R a register, 0 <= R < 16, clobbered
+// along with CX).
+#define TAILMASK(R) \
+	MOVQ  R, CX \
+	MOVL  $1, R \
+	SHLL  CX, R \
+	DECL  R \
+	KMOVW R, K1
+
+// func expAVX512(dst, x *float32, n int)
+//
+// Sets dst[i] = e^x[i] for i < n, n a positive multiple of 8: 16 lanes per
+// iteration, then 8 lanes under the mask K1 if n mod 16 = 8.
+TEXT ·expAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), DX
+	LOADEXP16
+	MOVQ DX, CX
+	SHRQ $4, CX
+	JZ   exptail
+
+exploop:
+	VMOVUPS (SI), Z0
+	EXPCORE16(Z0, Z1, Z2, Z3)
+	EXPSPECIAL16(Z0, Z1)
+	VMOVUPS Z1, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     exploop
+
+exptail:
+	TESTQ     $8, DX
+	JZ        expdone
+	MOVL      $0xff, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	EXPCORE16(Z0, Z1, Z2, Z3)
+	EXPSPECIAL16(Z0, Z1)
+	VMOVUPS   Z1, K1, (DI)
+
+expdone:
+	VZEROUPPER
+	RET
+
+// ESSSUM adds the 16 results in Z1 to the float64 sum Y9 in the order of
+// expSubSumAVX2: the two halves of 8 (elements i and i+8), then lanes 0-3 +
+// 4-7, converted to float64.
+#define ESSSUM \
+	VEXTRACTF64X4 $1, Z1, Y3 \
+	VADDPS        Y3, Y1, Y1 \
+	VEXTRACTF128  $1, Y1, X3 \
+	VADDPS        X3, X1, X3 \
+	VCVTPS2PD     X3, Y3 \
+	VADDPD        Y3, Y9, Y9
+
+// func expSubSumAVX512(x *float32, n int, shift float32) float64
+//
+// Sets x[i] = e^(x[i]-shift) for i < n, n a positive multiple of 8, and
+// returns their sum, formed exactly as expSubSumAVX2 forms it (Y9 the
+// float64 partial sums, Z8 the shift).
+TEXT ·expSubSumAVX512(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), DX
+	LOADEXP16
+	VBROADCASTSS shift+16(FP), Z8
+	VXORPD       Y9, Y9, Y9
+	MOVQ         DX, CX
+	SHRQ         $4, CX
+	JZ           esstail
+
+essloop:
+	VMOVUPS (SI), Z0
+	VSUBPS  Z8, Z0, Z0
+	EXPCORE16(Z0, Z1, Z2, Z3)
+	EXPSPECIAL16(Z0, Z1)
+	VMOVUPS Z1, (SI)
+	ESSSUM
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     essloop
+
+esstail:
+	TESTQ        $8, DX
+	JZ           essdone
+	MOVL         $0xff, AX
+	KMOVW        AX, K1
+	VMOVUPS.Z    (SI), K1, Z0
+	VSUBPS       Z8, Z0, Z0
+	EXPCORE16(Z0, Z1, Z2, Z3)
+	EXPSPECIAL16(Z0, Z1)
+	VMOVUPS      Z1, K1, (SI)
+	VEXTRACTF128 $1, Y1, X3
+	VADDPS       X3, X1, X3
+	VCVTPS2PD    X3, Y3
+	VADDPD       Y3, Y9, Y9
+
+essdone:
+	VEXTRACTF128 $1, Y9, X6
+	VADDPD       X6, X9, X9
+	VUNPCKHPD    X9, X9, X6
+	VADDSD       X6, X9, X9
+	VZEROUPPER
+	MOVSD        X9, ret+24(FP)
+	RET
+
+// HMAX16 sets the low lane of X2 to the maximum of the 16 lanes of Z2, using
+// Z3.
+#define HMAX16 \
+	VEXTRACTF64X4 $1, Z2, Y3 \
+	VMAXPS        Y3, Y2, Y2 \
+	VEXTRACTF128  $1, Y2, X3 \
+	VMAXPS        X3, X2, X2 \
+	VPERMILPS     $0x4e, X2, X3 \
+	VMAXPS        X3, X2, X2 \
+	VPERMILPS     $0xb1, X2, X3 \
+	VMAXPS        X3, X2, X2
+
+// func addMaxAVX512(x, b *float32, n int) float32
+//
+// Sets x[i] += b[i] for i < n, n > 0, and returns the maximum of the updated
+// x[:n]: running maxima in Z2 and Z3, the last n mod 16 elements under the
+// mask K1 (masked-off lanes read as -Inf + 0).
+TEXT ·addMaxAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), DI
+	MOVQ         b+8(FP), SI
+	MOVQ         n+16(FP), DX
+	VBROADCASTSS zNegInf<>(SB), Z2
+	VMOVAPS      Z2, Z3
+	MOVQ         DX, CX
+	SHRQ         $5, CX
+	JZ           am16
+
+amloop:
+	VMOVUPS (DI), Z0
+	VMOVUPS 64(DI), Z1
+	VADDPS  (SI), Z0, Z0
+	VADDPS  64(SI), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMAXPS  Z0, Z2, Z2
+	VMAXPS  Z1, Z3, Z3
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     amloop
+
+am16:
+	TESTQ   $16, DX
+	JZ      amtail
+	VMOVUPS (DI), Z0
+	VADDPS  (SI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMAXPS  Z0, Z2, Z2
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+
+amtail:
+	ANDQ      $15, DX
+	JZ        amdone
+	TAILMASK(DX)
+	VBROADCASTSS zNegInf<>(SB), Z0
+	VMOVUPS   (DI), K1, Z0
+	VMOVUPS.Z (SI), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	VMAXPS    Z0, Z2, Z2
+
+amdone:
+	VMAXPS Z3, Z2, Z2
+	HMAX16
+	VZEROUPPER
+	MOVSS  X2, ret+24(FP)
+	RET
+
+// func maxAVX512(x *float32, n int) float32
+//
+// Returns the maximum of x[:n], n > 0: running maxima in Z2 and Z3, the last
+// n mod 16 elements under the mask K1 (masked-off lanes read as -Inf).
+TEXT ·maxAVX512(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), DX
+	VBROADCASTSS zNegInf<>(SB), Z2
+	VMOVAPS      Z2, Z3
+	MOVQ         DX, CX
+	SHRQ         $5, CX
+	JZ           mx16
+
+mxloop:
+	VMAXPS (SI), Z2, Z2
+	VMAXPS 64(SI), Z3, Z3
+	ADDQ   $128, SI
+	DECQ   CX
+	JNZ    mxloop
+
+mx16:
+	TESTQ  $16, DX
+	JZ     mxtail
+	VMAXPS (SI), Z2, Z2
+	ADDQ   $64, SI
+
+mxtail:
+	ANDQ    $15, DX
+	JZ      mxdone
+	TAILMASK(DX)
+	VBROADCASTSS zNegInf<>(SB), Z0
+	VMOVUPS (SI), K1, Z0
+	VMAXPS  Z0, Z2, Z2
+
+mxdone:
+	VMAXPS Z3, Z2, Z2
+	HMAX16
+	VZEROUPPER
+	MOVSS  X2, ret+16(FP)
+	RET
+
+// func scaleAVX512(x *float32, n int, s float32)
+//
+// Sets x[i] *= s for i < n, n > 0; the last n mod 16 elements under the mask
+// K1.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), DI
+	MOVQ         n+8(FP), DX
+	VBROADCASTSS s+16(FP), Z2
+	MOVQ         DX, CX
+	SHRQ         $5, CX
+	JZ           sc16
+
+scloop:
+	VMULPS  (DI), Z2, Z0
+	VMULPS  64(DI), Z2, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     scloop
+
+sc16:
+	TESTQ   $16, DX
+	JZ      sctail
+	VMULPS  (DI), Z2, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+
+sctail:
+	ANDQ      $15, DX
+	JZ        scdone
+	TAILMASK(DX)
+	VMOVUPS.Z (DI), K1, Z0
+	VMULPS    Z0, Z2, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+scdone:
+	VZEROUPPER
+	RET
+
+// GELU16 sets Z5 = GELU(Z0) as geluAVX2 does; Z0 is clamped first.
+#define GELU16 \
+	VMAXPS Z0, Z9, Z0 \
+	HALFERFC16(Z0, Z3, Z4, Z1, Z2, Z5) \
+	CDF16(Z0, Z4, Z5) \
+	VMULPS Z0, Z5, Z5
+
+// func geluAVX512(dst, x *float32, n int)
+//
+// Sets dst[i] = GELU(x[i]) for i < n, n a positive multiple of 8, with the
+// operations of geluAVX2.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), DX
+	LOADEXP16
+	LOADERF16
+	MOVQ DX, CX
+	SHRQ $4, CX
+	JZ   gelutail
+
+geluloop:
+	VMOVUPS (SI), Z0
+	GELU16
+	VMOVUPS Z5, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     geluloop
+
+gelutail:
+	TESTQ     $8, DX
+	JZ        geludone
+	MOVL      $0xff, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	GELU16
+	VMOVUPS   Z5, K1, (DI)
+
+geludone:
+	VZEROUPPER
+	RET
+
+// GELUGRAD16 sets Z5 = Z6·GELU'(Z0) as geluGradAVX2 does; Z0 is clamped
+// first.
+#define GELUGRAD16 \
+	VMAXPS      Z0, Z9, Z0 \
+	VMINPS      Z0, Z8, Z0 \
+	HALFERFC16(Z0, Z3, Z4, Z1, Z2, Z5) \
+	CDF16(Z0, Z4, Z5) \
+	VMULPS      Z3, Z0, Z3 \
+	VFMADD231PS Z10, Z3, Z5 \
+	VMULPS      Z6, Z5, Z5
+
+// func geluGradAVX512(dst, x, dy *float32, n int)
+//
+// Sets dst[i] = dy[i]·GELU'(x[i]) for i < n, n a positive multiple of 8,
+// with the operations of geluGradAVX2.
+TEXT ·geluGradAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dy+16(FP), R8
+	MOVQ n+24(FP), DX
+	LOADEXP16
+	LOADERF16
+	MOVQ DX, CX
+	SHRQ $4, CX
+	JZ   ggtail
+
+ggloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (R8), Z6
+	GELUGRAD16
+	VMOVUPS Z5, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, R8
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     ggloop
+
+ggtail:
+	TESTQ     $8, DX
+	JZ        ggdone
+	MOVL      $0xff, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (R8), K1, Z6
+	GELUGRAD16
+	VMOVUPS   Z5, K1, (DI)
+
+ggdone:
+	VZEROUPPER
+	RET
+
+// func sumLanesAVX512(x *float32, n int, acc *[16]float64)
+//
+// Adds float64(x[i]) to acc[i mod 16] for i < n, n a positive multiple of
+// 16; the partial sums live in Z0 (lanes 0-7) and Z1 (8-15).
+TEXT ·sumLanesAVX512(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	MOVQ    acc+16(FP), DI
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	SHRQ    $4, CX
+
+slzloop:
+	VCVTPS2PD (SI), Z2
+	VCVTPS2PD 32(SI), Z3
+	VADDPD    Z2, Z0, Z0
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       slzloop
+
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VZEROUPPER
+	RET
+
+// func sqDevLanesAVX512(x *float32, n int, mean float64, acc *[16]float64)
+//
+// Adds d*d, d = float64(x[i]) - mean, to acc[i mod 16] for i < n, n a
+// positive multiple of 16; partial sums in Z0-Z1, mean in Z8.
+TEXT ·sqDevLanesAVX512(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD mean+16(FP), Z8
+	MOVQ         acc+24(FP), DI
+	VMOVUPD      (DI), Z0
+	VMOVUPD      64(DI), Z1
+	SHRQ         $4, CX
+
+sdzloop:
+	VCVTPS2PD (SI), Z2
+	VCVTPS2PD 32(SI), Z3
+	VSUBPD    Z8, Z2, Z2
+	VSUBPD    Z8, Z3, Z3
+	VMULPD    Z2, Z2, Z2
+	VMULPD    Z3, Z3, Z3
+	VADDPD    Z2, Z0, Z0
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       sdzloop
+
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VZEROUPPER
+	RET
+
+// func normalizeAVX512(out, x, gamma, beta *float32, n int, mean, rstd float32)
+//
+// Sets out[i] = (x[i]-mean)*rstd*gamma[i] + beta[i] for i < n, n > 0, each
+// operation rounded; the last n mod 16 elements under the mask K1. BX is
+// the byte offset of the current 16 elements.
+TEXT ·normalizeAVX512(SB), NOSPLIT, $0-48
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         gamma+16(FP), R8
+	MOVQ         beta+24(FP), R9
+	MOVQ         n+32(FP), DX
+	VBROADCASTSS mean+40(FP), Z6
+	VBROADCASTSS rstd+44(FP), Z7
+	XORQ         BX, BX
+	MOVQ         DX, CX
+	SHRQ         $4, CX
+	JZ           nmztail
+
+nmzloop:
+	VMOVUPS (SI)(BX*1), Z0
+	VSUBPS  Z6, Z0, Z0
+	VMULPS  Z7, Z0, Z0
+	VMULPS  (R8)(BX*1), Z0, Z0
+	VADDPS  (R9)(BX*1), Z0, Z0
+	VMOVUPS Z0, (DI)(BX*1)
+	ADDQ    $64, BX
+	DECQ    CX
+	JNZ     nmzloop
+
+nmztail:
+	ANDQ      $15, DX
+	JZ        nmzdone
+	TAILMASK(DX)
+	VMOVUPS.Z (SI)(BX*1), K1, Z0
+	VMOVUPS.Z (R8)(BX*1), K1, Z1
+	VMOVUPS.Z (R9)(BX*1), K1, Z2
+	VSUBPS    Z6, Z0, Z0
+	VMULPS    Z7, Z0, Z0
+	VMULPS    Z1, Z0, Z0
+	VADDPS    Z2, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(BX*1)
+
+nmzdone:
+	VZEROUPPER
+	RET
+
+// LNGS8 is LNGS4 of kernel_amd64.s on 8 lanes: for the 8 elements at byte
+// offset off of the float32 arrays (2*off of the float64 ones), with Z12
+// mean and Z13 rstd, it updates dGamma and dBeta and adds to the partial
+// sums SG and SGX.
+#define LNGS8(off, SG, SGX) \
+	VCVTPS2PD off(SI), Z4 \
+	VSUBPD    Z12, Z4, Z4 \
+	VMULPD    Z13, Z4, Z4 \
+	VCVTPS2PD off(DX), Z5 \
+	VMULPD    Z4, Z5, Z6 \
+	VADDPD    2*off(R8), Z6, Z6 \
+	VMOVUPD   Z6, 2*off(R8) \
+	VADDPD    2*off(R9), Z5, Z7 \
+	VMOVUPD   Z7, 2*off(R9) \
+	VCVTPS2PD off(R10), Z6 \
+	VMULPD    Z6, Z5, Z5 \
+	VADDPD    Z5, SG, SG \
+	VMULPD    Z4, Z5, Z5 \
+	VADDPD    Z5, SGX, SGX
+
+// func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[32]float64)
+//
+// lnGradSumsAVX2 with the partial sums in Z0-Z1 (sg) and Z2-Z3 (sgx); n is
+// a positive multiple of 16.
+TEXT ·lnGradSumsAVX512(SB), NOSPLIT, $0-72
+	MOVQ         x+0(FP), SI
+	MOVQ         dy+8(FP), DX
+	MOVQ         gamma+16(FP), R10
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD mean+32(FP), Z12
+	VBROADCASTSD rstd+40(FP), Z13
+	MOVQ         dGamma+48(FP), R8
+	MOVQ         dBeta+56(FP), R9
+	MOVQ         acc+64(FP), DI
+	VMOVUPD      (DI), Z0
+	VMOVUPD      64(DI), Z1
+	VMOVUPD      128(DI), Z2
+	VMOVUPD      192(DI), Z3
+	SHRQ         $4, CX
+
+lgszloop:
+	LNGS8(0, Z0, Z2)
+	LNGS8(32, Z1, Z3)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, R10
+	ADDQ $128, R8
+	ADDQ $128, R9
+	DECQ CX
+	JNZ  lgszloop
+
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	VZEROUPPER
+	RET
+
+// LNGX8 is LNGX4 of kernel_amd64.s on 8 lanes: Y0-Y2 hold x, dy and gamma
+// (float32), Z12-Z15 mean, rstd, mg and mgx; the 8 results are left in Y1.
+#define LNGX8 \
+	VCVTPS2PD Y0, Z0 \
+	VSUBPD    Z12, Z0, Z0 \
+	VMULPD    Z13, Z0, Z0 \
+	VCVTPS2PD Y1, Z1 \
+	VCVTPS2PD Y2, Z2 \
+	VMULPD    Z2, Z1, Z1 \
+	VSUBPD    Z14, Z1, Z1 \
+	VMULPD    Z15, Z0, Z0 \
+	VSUBPD    Z0, Z1, Z1 \
+	VMULPD    Z1, Z13, Z1 \
+	VCVTPD2PS Z1, Y1
+
+// func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64)
+//
+// lnGradXAVX2 for any n > 0, 8 elements at a time (float64 lanes); the last
+// n mod 8 elements are loaded and stored under the mask K1.
+TEXT ·lnGradXAVX512(SB), NOSPLIT, $0-72
+	MOVQ         dx+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         dy+16(FP), R9
+	MOVQ         gamma+24(FP), R8
+	MOVQ         n+32(FP), DX
+	VBROADCASTSD mean+40(FP), Z12
+	VBROADCASTSD rstd+48(FP), Z13
+	VBROADCASTSD mg+56(FP), Z14
+	VBROADCASTSD mgx+64(FP), Z15
+	XORQ         BX, BX
+	MOVQ         DX, CX
+	SHRQ         $3, CX
+	JZ           lgxztail
+
+lgxzloop:
+	VMOVUPS (SI)(BX*1), Y0
+	VMOVUPS (R9)(BX*1), Y1
+	VMOVUPS (R8)(BX*1), Y2
+	LNGX8
+	VMOVUPS Y1, (DI)(BX*1)
+	ADDQ    $32, BX
+	DECQ    CX
+	JNZ     lgxzloop
+
+lgxztail:
+	ANDQ      $7, DX
+	JZ        lgxzdone
+	TAILMASK(DX)
+	VMOVUPS.Z (SI)(BX*1), K1, Z0
+	VMOVUPS.Z (R9)(BX*1), K1, Z1
+	VMOVUPS.Z (R8)(BX*1), K1, Z2
+	LNGX8
+	VMOVUPS   Z1, K1, (DI)(BX*1)
+
+lgxzdone:
+	VZEROUPPER
+	RET
+
+// ADAMW16 is the AdamW step of adamWAVX2 on 16 lanes: Z0 g, Z1 m, Z2 v and
+// Z3 w in, the updated m, v and w in Z1, Z2 and Z3 (Z4, Z5 temporaries).
+#define ADAMW16 \
+	VMULPS  Z1, Z8, Z1 \
+	VMULPS  Z0, Z9, Z4 \
+	VADDPS  Z4, Z1, Z1 \
+	VMULPS  Z2, Z10, Z2 \
+	VMULPS  Z0, Z11, Z4 \
+	VMULPS  Z0, Z4, Z4 \
+	VADDPS  Z4, Z2, Z2 \
+	VSQRTPS Z2, Z5 \
+	VMULPS  Z15, Z5, Z5 \
+	VADDPS  Z12, Z5, Z5 \
+	VMULPS  Z14, Z1, Z4 \
+	VDIVPS  Z5, Z4, Z4 \
+	VMULPS  Z3, Z13, Z3 \
+	VSUBPS  Z4, Z3, Z3
+
+// func adamWAVX512(w, grad, m, v *float32, n int, k *adamWK)
+//
+// One AdamW step for i < n, n > 0, with the operations of adamWGo, each
+// rounded; constants in Z8-Z15 as Y8-Y15 of adamWAVX2, the last n mod 16
+// elements under the mask K1.
+TEXT ·adamWAVX512(SB), NOSPLIT, $0-48
+	MOVQ         w+0(FP), DI
+	MOVQ         grad+8(FP), SI
+	MOVQ         m+16(FP), R8
+	MOVQ         v+24(FP), R9
+	MOVQ         n+32(FP), DX
+	MOVQ         k+40(FP), AX
+	VBROADCASTSS 0(AX), Z8
+	VBROADCASTSS 4(AX), Z9
+	VBROADCASTSS 8(AX), Z10
+	VBROADCASTSS 12(AX), Z11
+	VBROADCASTSS 16(AX), Z12
+	VBROADCASTSS 20(AX), Z13
+	VBROADCASTSS 24(AX), Z14
+	VBROADCASTSS 28(AX), Z15
+	XORQ         BX, BX
+	MOVQ         DX, CX
+	SHRQ         $4, CX
+	JZ           awztail
+
+awzloop:
+	VMOVUPS (SI)(BX*1), Z0
+	VMOVUPS (R8)(BX*1), Z1
+	VMOVUPS (R9)(BX*1), Z2
+	VMOVUPS (DI)(BX*1), Z3
+	ADAMW16
+	VMOVUPS Z1, (R8)(BX*1)
+	VMOVUPS Z2, (R9)(BX*1)
+	VMOVUPS Z3, (DI)(BX*1)
+	ADDQ    $64, BX
+	DECQ    CX
+	JNZ     awzloop
+
+awztail:
+	ANDQ      $15, DX
+	JZ        awzdone
+	TAILMASK(DX)
+	VMOVUPS.Z (SI)(BX*1), K1, Z0
+	VMOVUPS.Z (R8)(BX*1), K1, Z1
+	VMOVUPS.Z (R9)(BX*1), K1, Z2
+	VMOVUPS.Z (DI)(BX*1), K1, Z3
+	ADAMW16
+	VMOVUPS   Z1, K1, (R8)(BX*1)
+	VMOVUPS   Z2, K1, (R9)(BX*1)
+	VMOVUPS   Z3, K1, (DI)(BX*1)
+
+awzdone:
+	VZEROUPPER
+	RET
