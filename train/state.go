@@ -50,6 +50,10 @@ type state struct {
 	segStart    time.Time
 	stepSeconds float64
 	timedTokens int64
+	// warmSeconds and warmTokens are this segment's warm-up steps, the
+	// throughput of a run too short to have any other.
+	warmSeconds float64
+	warmTokens  int64
 	// saved is the newest checkpoint written or resumed from ("" if none).
 	saved string
 }

@@ -147,9 +147,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
 		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
 		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion}
-	if st.stepSeconds > 0 {
-		sum.TokensPerSecond = float64(st.timedTokens) / st.stepSeconds
-	}
+	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
 		return nil, err
@@ -212,12 +210,12 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 		if segSteps++; segSteps > warmSteps {
 			st.stepSeconds += time.Since(stepStart).Seconds()
 			st.timedTokens += int64(t.Batch * L)
+		} else {
+			st.warmSeconds += time.Since(stepStart).Seconds()
+			st.warmTokens += int64(t.Batch * L)
 		}
 		elapsed := st.wall()
-		tps := float64(t.Batch*L) / time.Since(stepStart).Seconds()
-		if st.stepSeconds > 0 {
-			tps = float64(st.timedTokens) / st.stepSeconds
-		}
+		tps := st.tokensPerSecond()
 		prog.step(st.step, loss, tps, elapsed)
 		if st.step%t.LogEvery == 0 || st.step == t.Steps {
 			if err := metrics.write(map[string]any{"step": st.step, "loss": loss, "lr": lr, "grad_norm": norm,
@@ -253,6 +251,19 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 	}
 	prog.finish()
 	return nil
+}
+
+// tokensPerSecond is the training throughput: over the steps after each
+// segment's warm-up, or, for a run too short to have any, over the warm-up
+// steps themselves.
+func (st *state) tokensPerSecond() float64 {
+	if st.stepSeconds > 0 {
+		return float64(st.timedTokens) / st.stepSeconds
+	}
+	if st.warmSeconds > 0 {
+		return float64(st.warmTokens) / st.warmSeconds
+	}
+	return 0
 }
 
 // LoadData reads the configured corpus and splits it into training and

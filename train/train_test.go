@@ -81,7 +81,7 @@ func TestLossFallsOnSmallCorpus(t *testing.T) {
 			t.Errorf("summary lacks %q", key)
 		}
 	}
-	if s["steps"].(float64) != 60 || s["tokens"].(float64) != 60*4*16 {
+	if s["steps"].(float64) != 60 || s["tokens"].(float64) != 60*4*16 || !(s["tokens_per_second"].(float64) > 0) {
 		t.Errorf("summary steps/tokens = %v/%v", s["steps"], s["tokens"])
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Out, "config.yaml")); err != nil {
@@ -224,5 +224,17 @@ func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 	}
 	if len(g.Grads) != len(m.Weights.Names) {
 		t.Fatalf("%d gradients for %d weights", len(g.Grads), len(m.Weights.Names))
+	}
+}
+
+// A run shorter than the warm-up still reports its throughput.
+func TestShortRunThroughput(t *testing.T) {
+	cfg := microConfig(t, model.PosNone, 2)
+	sum, err := Train(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(sum.TokensPerSecond > 0) {
+		t.Fatalf("a 2-step run reports %g tokens/s", sum.TokensPerSecond)
 	}
 }
