@@ -26,7 +26,7 @@ type RunReport struct {
 // WriteJSON writes the report, indented. NaN values (positions no window
 // scored) are written as null.
 func (r Report) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(jsonSafe(r), "", "  ")
+	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -34,26 +34,41 @@ func (r Report) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// jsonSafe turns the report into plain values with NaN as nil.
-func jsonSafe(r Report) any {
-	runs := make([]map[string]any, len(r.Runs))
-	for i, run := range r.Runs {
-		res := make([]map[string]any, len(run.Results))
-		for j, x := range run.Results {
-			pl := make([]any, len(x.PositionLoss))
-			for k, v := range x.PositionLoss {
-				if !math.IsNaN(v) {
-					pl[k] = v
-				}
-			}
-			res[j] = map[string]any{"len": x.Len, "protocol": x.Protocol, "stride": x.Stride, "ppl": x.PPL,
-				"nats_per_token": x.NatsPerToken, "bits_per_byte": x.BitsPerByte, "tokens": x.Tokens,
-				"windows": x.Windows, "wall_seconds": x.WallSeconds, "tokens_per_second": x.TokensPerSecond,
-				"peak_rss_bytes": x.PeakRSSBytes, "position_loss": pl}
+// MarshalJSON writes the result with the losses by position that no window
+// scored (NaN) as null.
+func (x Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	pl := make([]*float64, len(x.PositionLoss))
+	for i := range x.PositionLoss {
+		if !math.IsNaN(x.PositionLoss[i]) {
+			pl[i] = &x.PositionLoss[i]
 		}
-		runs[i] = map[string]any{"run": run.Run, "pos": run.Pos, "train_len": run.TrainLen, "results": res}
 	}
-	return map[string]any{"runs": runs}
+	return json.Marshal(struct {
+		plain
+		PositionLoss []*float64 `json:"position_loss"`
+	}{plain(x), pl})
+}
+
+// UnmarshalJSON reads a result as MarshalJSON writes it, null as NaN.
+func (x *Result) UnmarshalJSON(b []byte) error {
+	type plain Result
+	var aux struct {
+		plain
+		PositionLoss []*float64 `json:"position_loss"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	*x = Result(aux.plain)
+	x.PositionLoss = make([]float64, len(aux.PositionLoss))
+	for i, v := range aux.PositionLoss {
+		x.PositionLoss[i] = math.NaN()
+		if v != nil {
+			x.PositionLoss[i] = *v
+		}
+	}
+	return nil
 }
 
 // Markdown writes the perplexity table: one row per evaluation length (and

@@ -1,0 +1,224 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// TrainedRun is one run of a comparison as its report needs it: the
+// scheme and seed it was trained with, what training measured, and its
+// evaluation at each length.
+type TrainedRun struct {
+	Run             string      `json:"run"`
+	Pos             string      `json:"pos"`
+	Seed            uint64      `json:"seed"`
+	TrainLen        int         `json:"train_len"`
+	Params          int         `json:"params"`
+	Steps           int         `json:"steps"`
+	TokensPerSecond float64     `json:"train_tokens_per_second"`
+	WallSeconds     float64     `json:"train_wall_seconds"`
+	FinalTrainLoss  float64     `json:"final_train_loss"`
+	PeakRSSBytes    int64       `json:"train_peak_rss_bytes"`
+	Loss            []LossPoint `json:"loss"`    // training loss by step
+	Results         []Result    `json:"results"` // non-overlapping, one per length
+}
+
+// LossPoint is the training loss logged at a step.
+type LossPoint struct {
+	Step int     `json:"step"`
+	Loss float64 `json:"loss"`
+}
+
+// Comparison is the report of an experiment: every run, and for each
+// position scheme the mean and spread of its runs (one per seed).
+type Comparison struct {
+	Runs    []TrainedRun `json:"runs"`
+	Schemes []Scheme     `json:"schemes"`
+}
+
+// Scheme summarises the runs of one position scheme.
+type Scheme struct {
+	Pos             string        `json:"pos"`
+	Seeds           []uint64      `json:"seeds"`
+	Params          int           `json:"params"`
+	TokensPerSecond float64       `json:"train_tokens_per_second"` // mean over seeds
+	Lengths         []LengthStats `json:"lengths"`
+}
+
+// LengthStats is a scheme's perplexity at one length over its seeds: the
+// mean, the smallest and largest, the sample standard deviation (0 for one
+// seed), and the mean relative to the mean at the first (training) length.
+type LengthStats struct {
+	Len      int     `json:"len"`
+	Mean     float64 `json:"mean_ppl"`
+	Min      float64 `json:"min_ppl"`
+	Max      float64 `json:"max_ppl"`
+	Std      float64 `json:"std_ppl"`
+	Relative float64 `json:"relative_to_first"`
+}
+
+// Compare groups runs by scheme, in the order schemes first appear, and
+// computes each scheme's statistics at every length its runs share.
+func Compare(runs []TrainedRun) Comparison {
+	c := Comparison{Runs: runs}
+	index := map[string]int{}
+	var groups [][]TrainedRun
+	for _, r := range runs {
+		i, ok := index[r.Pos]
+		if !ok {
+			i = len(groups)
+			index[r.Pos] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	for _, g := range groups {
+		s := Scheme{Pos: g[0].Pos, Params: g[0].Params}
+		for _, r := range g {
+			s.Seeds = append(s.Seeds, r.Seed)
+			s.TokensPerSecond += r.TokensPerSecond / float64(len(g))
+		}
+		for _, x := range g[0].Results {
+			ppls := make([]float64, 0, len(g))
+			for _, r := range g {
+				for _, y := range r.Results {
+					if y.Len == x.Len {
+						ppls = append(ppls, y.PPL)
+					}
+				}
+			}
+			if len(ppls) != len(g) {
+				continue // not every seed was evaluated at this length
+			}
+			st := lengthStats(x.Len, ppls)
+			if len(s.Lengths) > 0 {
+				st.Relative = st.Mean / s.Lengths[0].Mean
+			} else {
+				st.Relative = 1
+			}
+			s.Lengths = append(s.Lengths, st)
+		}
+		c.Schemes = append(c.Schemes, s)
+	}
+	return c
+}
+
+func lengthStats(l int, v []float64) LengthStats {
+	s := LengthStats{Len: l, Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, x := range v {
+		s.Mean += x / float64(len(v))
+		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
+	}
+	if len(v) > 1 {
+		var ss float64
+		for _, x := range v {
+			ss += (x - s.Mean) * (x - s.Mean)
+		}
+		s.Std = math.Sqrt(ss / float64(len(v)-1))
+	}
+	return s
+}
+
+// WriteJSON writes the comparison, indented; NaN losses by position are
+// written as null.
+func (c Comparison) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Markdown writes the comparison's tables: perplexity at each length
+// (mean, and the min-max range over seeds when there are several), the
+// same relative to the first length, and per scheme the parameters and the
+// training throughput.
+func (c Comparison) Markdown(w io.Writer) error {
+	if len(c.Schemes) == 0 {
+		_, err := io.WriteString(w, "(no runs)\n")
+		return err
+	}
+	var b strings.Builder
+	lengths := c.lengths()
+	header := func(first string) {
+		fmt.Fprintf(&b, "| %s |", first)
+		for _, s := range c.Schemes {
+			fmt.Fprintf(&b, " %s |", s.Pos)
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(c.Schemes)) + "\n")
+	}
+	seeds := len(c.Schemes[0].Seeds)
+	title := "perplexity"
+	if seeds > 1 {
+		title = fmt.Sprintf("perplexity, mean of %d seeds (min–max)", seeds)
+	}
+	header("eval length: " + title)
+	for _, l := range lengths {
+		fmt.Fprintf(&b, "| %d |", l)
+		for _, s := range c.Schemes {
+			st, ok := s.at(l)
+			switch {
+			case !ok:
+				b.WriteString(" – |")
+			case len(s.Seeds) > 1:
+				fmt.Fprintf(&b, " %.3f (%.3f–%.3f) |", st.Mean, st.Min, st.Max)
+			default:
+				fmt.Fprintf(&b, " %.3f |", st.Mean)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	header(fmt.Sprintf("relative to %d", lengths[0]))
+	for _, l := range lengths {
+		fmt.Fprintf(&b, "| %d |", l)
+		for _, s := range c.Schemes {
+			if st, ok := s.at(l); ok {
+				fmt.Fprintf(&b, " %.3f |", st.Relative)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n| scheme | parameters | training tokens/s (mean) | seeds |\n|---|---|---|---|\n")
+	for _, s := range c.Schemes {
+		var seedList []string
+		for _, x := range s.Seeds {
+			seedList = append(seedList, fmt.Sprint(x))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Pos, s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// lengths are every evaluated length, ascending.
+func (c Comparison) lengths() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, s := range c.Schemes {
+		for _, st := range s.Lengths {
+			if !seen[st.Len] {
+				seen[st.Len] = true
+				out = append(out, st.Len)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func (s Scheme) at(l int) (LengthStats, bool) {
+	for _, st := range s.Lengths {
+		if st.Len == l {
+			return st, true
+		}
+	}
+	return LengthStats{}, false
+}

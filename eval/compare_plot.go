@@ -1,0 +1,193 @@
+package eval
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Plot writes a PNG with three panels: each scheme's perplexity against
+// the evaluation length (log scales; the mean over seeds, with a bar from
+// the smallest to the largest when there are several), the loss by
+// position inside the window at the longest length (first seed), and the
+// training loss against the step of every run.
+func (c Comparison) Plot(path string) error {
+	var panels []*plot.Plot
+	for _, f := range []func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot} {
+		p, err := f()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		panels = append(panels, p)
+	}
+	const w, h = 19 * vg.Inch, 5.5 * vg.Inch
+	img := vgimg.New(w, h)
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Inch / 4, PadY: vg.Inch / 8, PadLeft: vg.Inch / 8,
+		PadRight: vg.Inch / 8, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8}
+	canvases := plot.Align([][]*plot.Plot{panels}, tiles, draw.New(img))
+	for i, p := range panels {
+		p.Draw(canvases[0][i])
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func (c Comparison) lengthPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Perplexity vs evaluation length"
+	p.X.Label.Text = "evaluation length (tokens, log scale)"
+	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	lengths := map[float64]bool{}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, s := range c.Schemes {
+		var mean plotter.XYs
+		var bars plotter.YErrors
+		for _, st := range s.Lengths {
+			lengths[float64(st.Len)] = true
+			mean = append(mean, plotter.XY{X: float64(st.Len), Y: st.Mean})
+			bars = append(bars, struct{ Low, High float64 }{st.Mean - st.Min, st.Max - st.Mean})
+			lo, hi = math.Min(lo, st.Min), math.Max(hi, st.Max)
+		}
+		if len(mean) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(mean)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = plotutil.Color(i), vg.Points(2)
+		points.Color, points.Shape = plotutil.Color(i), plotutil.Shape(i)
+		p.Add(line, points)
+		if len(s.Seeds) > 1 {
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{mean, bars})
+			if err != nil {
+				return nil, err
+			}
+			eb.Color = plotutil.Color(i)
+			p.Add(eb)
+		}
+		label := s.Pos
+		if len(s.Seeds) > 1 {
+			label = fmt.Sprintf("%s (%d seeds, min–max)", s.Pos, len(s.Seeds))
+		}
+		p.Legend.Add(label, line, points)
+	}
+	if math.IsInf(lo, 0) {
+		return p, nil
+	}
+	p.X.Tick.Marker = valueTicks(lengths)
+	if len(c.Runs) > 0 && c.Runs[0].TrainLen > 0 {
+		l := float64(c.Runs[0].TrainLen)
+		mark, err := plotter.NewLine(plotter.XYs{{X: l, Y: lo * 0.9}, {X: l, Y: hi * 1.1}})
+		if err != nil {
+			return nil, err
+		}
+		mark.Color = color.Gray{Y: 100}
+		mark.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+		p.Add(mark)
+		p.Legend.Add(fmt.Sprintf("training length %d", c.Runs[0].TrainLen), mark)
+	}
+	return p, nil
+}
+
+func (c Comparison) positionPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Loss by position inside the window (longest length)"
+	p.X.Label.Text = "position in window"
+	p.Y.Label.Text = "mean loss (nats)"
+	p.Y.Tick.Marker = readableTicks{}
+	p.Legend.Top = true
+	for i, s := range c.Schemes {
+		run := c.firstRun(s.Pos)
+		var best *Result
+		for j, x := range run.Results {
+			if best == nil || x.Len > best.Len {
+				best = &run.Results[j]
+			}
+		}
+		if best == nil {
+			continue
+		}
+		pts := smoothPositions(best.PositionLoss)
+		if len(pts) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = plotutil.Color(i), vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s, length %d", s.Pos, best.Len), line)
+	}
+	return p, nil
+}
+
+func (c Comparison) lossPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Training loss"
+	p.X.Label.Text = "step"
+	p.Y.Label.Text = "training loss (nats per byte)"
+	p.Y.Tick.Marker = readableTicks{}
+	p.Legend.Top = true
+	color := map[string]int{}
+	for i, s := range c.Schemes {
+		color[s.Pos] = i
+	}
+	labelled := map[string]bool{}
+	for _, r := range c.Runs {
+		var pts plotter.XYs
+		for _, lp := range r.Loss {
+			pts = append(pts, plotter.XY{X: float64(lp.Step), Y: lp.Loss})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = plotutil.Color(color[r.Pos]), vg.Points(1)
+		p.Add(line)
+		if !labelled[r.Pos] {
+			labelled[r.Pos] = true
+			p.Legend.Add(r.Pos, line)
+		}
+	}
+	return p, nil
+}
+
+// firstRun is the first run of a scheme.
+func (c Comparison) firstRun(pos string) TrainedRun {
+	for _, r := range c.Runs {
+		if r.Pos == pos {
+			return r
+		}
+	}
+	return TrainedRun{}
+}

@@ -1,0 +1,77 @@
+package eval
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func run(pos string, seed uint64, tps float64, ppl ...float64) TrainedRun {
+	r := TrainedRun{Run: pos, Pos: pos, Seed: seed, TrainLen: 8, Params: 100, TokensPerSecond: tps,
+		Loss: []LossPoint{{1, 5}, {2, 4}}}
+	for i, p := range ppl {
+		r.Results = append(r.Results, Result{Len: 8 << i, Protocol: NonOverlap, PPL: p, PositionLoss: []float64{1, math.NaN()}})
+	}
+	return r
+}
+
+// Statistics over seeds, worked out by hand: ppl 4, 5, 9 at length 8 has
+// mean 6, min 4, max 9, sample standard deviation sqrt(((4-6)^2 + (5-6)^2 +
+// (9-6)^2)/2) = sqrt(7); at length 16, 8, 10, 12 has mean 10, relative 10/6.
+func TestCompare(t *testing.T) {
+	c := Compare([]TrainedRun{
+		run("alibi", 1, 100, 4, 8), run("rope", 1, 50, 3), run("alibi", 2, 200, 5, 10), run("alibi", 3, 300, 9, 12),
+	})
+	if len(c.Schemes) != 2 || c.Schemes[0].Pos != "alibi" || c.Schemes[1].Pos != "rope" {
+		t.Fatalf("schemes %+v", c.Schemes)
+	}
+	a := c.Schemes[0]
+	if len(a.Seeds) != 3 || a.TokensPerSecond != 200 || len(a.Lengths) != 2 {
+		t.Fatalf("alibi %+v", a)
+	}
+	want := []LengthStats{{Len: 8, Mean: 6, Min: 4, Max: 9, Std: math.Sqrt(7), Relative: 1}, {Len: 16, Mean: 10, Min: 8, Max: 12, Std: 2, Relative: 10.0 / 6}}
+	for i, w := range want {
+		g := a.Lengths[i]
+		if g.Len != w.Len || math.Abs(g.Mean-w.Mean) > 1e-12 || g.Min != w.Min || g.Max != w.Max || math.Abs(g.Std-w.Std) > 1e-12 || math.Abs(g.Relative-w.Relative) > 1e-12 {
+			t.Errorf("length %d: %+v, want %+v", w.Len, g, w)
+		}
+	}
+	var md bytes.Buffer
+	if err := c.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"mean of 3 seeds (min–max)", "| 8 | 6.000 (4.000–9.000) | 3.000 |", "| 16 | 10.000 (8.000–12.000) | – |", "| 16 | 1.667 | – |", "| alibi | 100 | 200 | 1, 2, 3 |"} {
+		if !strings.Contains(md.String(), s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md.String())
+		}
+	}
+	// JSON round trip, NaN as null.
+	var js bytes.Buffer
+	if err := c.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"position_loss": [
+            1,
+            null
+          ]`) {
+		t.Errorf("NaN not written as null:\n%s", js.String())
+	}
+	var back Comparison
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Runs) != 4 || back.Runs[2].Results[1].PPL != 10 || !math.IsNaN(back.Runs[0].Results[0].PositionLoss[1]) || back.Schemes[0].Lengths[0].Std != c.Schemes[0].Lengths[0].Std {
+		t.Errorf("round trip: %+v", back.Runs[0])
+	}
+	png := filepath.Join(t.TempDir(), "c.png")
+	if err := c.Plot(png); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 5000 {
+		t.Fatalf("plot: %v", err)
+	}
+}
