@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
@@ -139,4 +140,26 @@ func (p *progress) finish() {
 		p.bar.Finish()
 		fmt.Fprintln(p.w)
 	}
+}
+
+// ReadLoss returns the training loss of every step a run's metrics.jsonl
+// logged, in order.
+func ReadLoss(dir string) ([]eval.LossPoint, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var out []eval.LossPoint
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Step *int     `json:"step"`
+			Loss *float64 `json:"loss"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Step != nil && rec.Loss != nil {
+			out = append(out, eval.LossPoint{Step: *rec.Step, Loss: *rec.Loss})
+		}
+	}
+	return out, nil
 }

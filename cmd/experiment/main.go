@@ -1,19 +1,19 @@
-// Command experiment runs the extrapolation comparison: it trains one model
-// per position scheme from one config (same data, seed and budget),
+// Command experiment runs an extrapolation comparison: it trains one model
+// per position scheme and seed from one config (same data and budget),
 // evaluates each at multiples of the training length, and writes
-// report.md, report.json and report.png. Runs already trained are reused,
-// and a run with checkpoints but no summary is resumed.
+// report.md, report.json and report.png. Finished runs and evaluations are
+// reused, and partial runs resumed, so the command can be interrupted and
+// run again; --shard splits the runs between independent jobs, and
+// --report-only builds the report from what they finished.
 //
 //	go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoidal,none --out runs/compare
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
@@ -30,7 +29,7 @@ import (
 	"github.com/alibi-go/alibi/train"
 )
 
-const summary = `experiment: train one model per position scheme on one budget, evaluate each at
+const summary = `experiment: train one model per position scheme (and seed) on one budget, evaluate each at
 multiples of the training length, and write report.md, report.json and report.png.
 
 example: go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoidal,none --out runs/compare`
@@ -40,52 +39,56 @@ func main() {
 	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// options are the command's settings after parsing.
+type options struct {
+	configPath, posList, out, mults, seedList string
+	factors                                   []int
+	schemes                                   []string
+	seeds                                     []uint64 // nil: the config's own seed
+	batchTokens, maxTokens                    int
+	shard, shards                             int
+	reportOnly                                bool
+	steps                                     int // --steps, 0 if not given
+}
+
 func command(args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "experiment: "+format+"\n", a...)
 		return 1
 	}
 	flags := cli.NewFlagSet("experiment", summary, stderr)
-	configPath := flags.String("config", "configs/tiny.yaml", "run config (YAML) shared by every run")
-	posList := flags.String("pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare")
-	out := flags.String("out", "runs/compare", "report directory; run i is trained in <out>/<pos>")
-	mults := flags.String("mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
-	steps := flags.Int("steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
-	batchTokens := flags.Int("batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
-	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
+	var o options
+	flags.StringVar(&o.configPath, "config", "configs/tiny.yaml", "run config (YAML) shared by every run")
+	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare")
+	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos> (<out>/<pos>-seed<S> with --seeds)")
+	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
+	flags.StringVar(&o.seedList, "seeds", "", "comma-separated seeds: train every scheme once per seed (default: the config's seed)")
+	flags.IntVar(&o.steps, "steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
+	flags.IntVar(&o.batchTokens, "batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
+	flags.IntVar(&o.maxTokens, "max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
+	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
+	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
-	cfg, err := train.LoadConfig(*configPath)
+	cfg, err := train.LoadConfig(o.configPath)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if *steps != 0 {
-		if *steps < 1 {
-			return fail("--steps must be positive, got %d", *steps)
+	if o.steps != 0 {
+		if o.steps < 1 {
+			return fail("--steps must be positive, got %d", o.steps)
 		}
-		cfg.Train.Steps = *steps
+		cfg.Train.Steps = o.steps
 	}
-	if *batchTokens < 1 || *maxTokens < 0 {
-		return fail("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", *batchTokens, *maxTokens)
+	if err := o.parse(cfg, *shard); err != nil {
+		return fail("%v", err)
 	}
-	var factors []int
-	for _, f := range strings.Split(*mults, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return fail("--mults: %q is not a positive integer", f)
-		}
-		factors = append(factors, v)
+	cells := grid(cfg, o)
+	if o.reportOnly {
+		return report(cfg, o, cells, stdout, stderr)
 	}
-	var schemes []string
-	for _, p := range strings.Split(*posList, ",") {
-		c := cfg
-		c.Model.Pos = strings.TrimSpace(p)
-		if err := c.Validate(); err != nil {
-			return fail("--pos: %v", err)
-		}
-		schemes = append(schemes, c.Model.Pos)
-	}
+	mine := shardOf(cells, o.shard, o.shards)
 	terminal := cli.IsTerminal(stderr)
 	// The validation split's size, and whether every evaluation fits in
 	// memory, before anything trains.
@@ -93,87 +96,179 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	evalOpts := func(l int) eval.Options {
-		return eval.Options{Len: l, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: osutil.AvailableMemory(),
-			Progress: cli.EvalProgress(stderr, terminal, l)}
-	}
-	for _, pos := range schemes {
-		c := cfg.Model
-		c.Pos = pos
-		m, err := model.New(c)
+	for _, c := range mine {
+		m, err := model.New(c.cfg.Model)
 		if err != nil {
 			return fail("%v", err)
 		}
-		for _, f := range factors {
-			o := evalOpts(f * c.TrainLen)
-			if need := eval.EstimateBytes(m, len(val), o); o.MemoryLimit > 0 && need > o.MemoryLimit {
+		for _, l := range o.lengths(cfg) {
+			opt := o.evalOptions(l, stderr, false)
+			if need := eval.EstimateBytes(m, len(val), opt); opt.MemoryLimit > 0 && need > opt.MemoryLimit {
 				return fail("%s at length %d needs about %s but only %s is available; lower --batch-tokens or --mults",
-					pos, o.Len, osutil.FormatBytes(need), osutil.FormatBytes(o.MemoryLimit))
+					c.cfg.Model.Pos, l, osutil.FormatBytes(need), osutil.FormatBytes(opt.MemoryLimit))
 			}
 		}
 	}
-	valTokens := len(val)
 	val = nil
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	var report eval.Report
-	var summaries []*train.Summary
-	for _, pos := range schemes {
-		c := cfg
-		c.Model.Pos = pos
-		c.Name = pos
-		c.Out = filepath.Join(*out, pos)
+	for _, c := range mine {
 		// Hand the memory of the previous run back to the OS first, so that
 		// each run's and each length's peak RSS is its own.
 		debug.FreeOSMemory()
-		sum, err := trainOrReuse(ctx, c, stderr, terminal)
-		if errors.Is(err, train.ErrInterrupted) {
-			fmt.Fprintf(stderr, "experiment: %v\nrun the same command again to continue\n", err)
-			return 130
-		}
-		if err != nil {
-			return fail("%s: %v", pos, err)
-		}
-		summaries = append(summaries, sum)
-		r, err := eval.OpenRun(c.Out, func(err error) { fmt.Fprintf(stderr, "experiment: skipping checkpoint: %v\n", err) })
-		if err != nil {
-			return fail("%v", err)
-		}
-		val, err := r.ValidationTokens(nil)
-		if err != nil {
-			return fail("%v", err)
-		}
-		rr := eval.RunReport{Run: c.Out, Pos: pos, TrainLen: c.Model.TrainLen}
-		for _, f := range factors {
-			l := f * c.Model.TrainLen
-			debug.FreeOSMemory()
-			res, err := eval.Perplexity(r.Model, val, evalOpts(l))
-			if err != nil {
-				return fail("%s at length %d: %v", pos, l, err)
+		if err := trainAndEvaluate(ctx, c, o, stderr, terminal); err != nil {
+			if errors.Is(err, train.ErrInterrupted) {
+				fmt.Fprintf(stderr, "experiment: %v\nrun the same command again to continue\n", err)
+				return 130
 			}
-			fmt.Fprintf(stderr, "%s len %d: ppl %.4f (%.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
-				pos, l, res.PPL, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
-			rr.Results = append(rr.Results, res)
+			return fail("%s: %v", c.cfg.Out, err)
 		}
-		report.Runs = append(report.Runs, rr)
 	}
-	var js bytes.Buffer
-	if err := report.WriteJSON(&js); err != nil {
-		return fail("%v", err)
+	if o.shards > 1 {
+		fmt.Fprintf(stderr, "experiment: shard %d/%d done (%d of %d runs); once every shard is done, build the report with --report-only\n",
+			o.shard, o.shards, len(mine), len(cells))
+		return 0
 	}
-	if err := osutil.WriteFileAtomic(filepath.Join(*out, "report.json"), js.Bytes()); err != nil {
-		return fail("%v", err)
+	return report(cfg, o, cells, stdout, stderr)
+}
+
+// parse checks and expands the list flags.
+func (o *options) parse(cfg train.Config, shard string) error {
+	for _, f := range strings.Split(o.mults, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return fmt.Errorf("--mults: %q is not a positive integer", f)
+		}
+		o.factors = append(o.factors, v)
 	}
-	if err := report.Plot(filepath.Join(*out, "report.png")); err != nil {
-		return fail("%v", err)
+	for _, p := range strings.Split(o.posList, ",") {
+		c := cfg
+		c.Model.Pos = strings.TrimSpace(p)
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("--pos: %v", err)
+		}
+		o.schemes = append(o.schemes, c.Model.Pos)
 	}
-	md := markdown(report, summaries, cfg, *configPath, *posList, *out, *mults, *maxTokens, valTokens)
-	if err := osutil.WriteFileAtomic(filepath.Join(*out, "report.md"), []byte(md)); err != nil {
-		return fail("%v", err)
+	if o.seedList != "" {
+		for _, f := range strings.Split(o.seedList, ",") {
+			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				return fmt.Errorf("--seeds: %q is not a seed (a non-negative integer)", f)
+			}
+			o.seeds = append(o.seeds, v)
+		}
 	}
-	fmt.Fprint(stdout, md)
-	return 0
+	k, n, ok := strings.Cut(shard, "/")
+	var err1, err2 error
+	o.shard, err1 = strconv.Atoi(k)
+	o.shards, err2 = strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || o.shards < 1 || o.shard < 1 || o.shard > o.shards {
+		return fmt.Errorf("--shard %q is not K/N with 1 <= K <= N", shard)
+	}
+	if o.batchTokens < 1 || o.maxTokens < 0 {
+		return fmt.Errorf("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", o.batchTokens, o.maxTokens)
+	}
+	return nil
+}
+
+// lengths are the evaluation lengths.
+func (o options) lengths(cfg train.Config) []int {
+	var ls []int
+	for _, f := range o.factors {
+		ls = append(ls, f*cfg.Model.TrainLen)
+	}
+	return ls
+}
+
+func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Options {
+	return eval.Options{Len: l, BatchTokens: o.batchTokens, MaxTokens: o.maxTokens, MemoryLimit: osutil.AvailableMemory(),
+		Progress: cli.EvalProgress(stderr, terminal, l)}
+}
+
+// cell is one run of the grid: a scheme and a seed, in its own directory.
+type cell struct {
+	cfg  train.Config
+	seed uint64
+}
+
+// grid lists the runs, schemes first and seeds within them, in a fixed
+// order that every shard computes alike.
+func grid(cfg train.Config, o options) []cell {
+	var cells []cell
+	for _, pos := range o.schemes {
+		seeds := o.seeds
+		if seeds == nil {
+			seeds = []uint64{cfg.Model.Seed}
+		}
+		for _, s := range seeds {
+			c := cfg
+			c.Model.Pos, c.Model.Seed, c.Name = pos, s, pos
+			c.Out = filepath.Join(o.out, pos)
+			if o.seeds != nil {
+				c.Name = fmt.Sprintf("%s-seed%d", pos, s)
+				c.Out = filepath.Join(o.out, c.Name)
+			}
+			cells = append(cells, cell{cfg: c, seed: s})
+		}
+	}
+	return cells
+}
+
+// shardOf returns shard k (1-based) of n: the runs whose index in the grid
+// is k-1 modulo n.
+func shardOf(cells []cell, k, n int) []cell {
+	var mine []cell
+	for i, c := range cells {
+		if i%n == k-1 {
+			mine = append(mine, c)
+		}
+	}
+	return mine
+}
+
+// trainAndEvaluate trains a run (or reuses it) and evaluates it at every
+// length (or reuses the evaluations its eval.json already has).
+func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, terminal bool) error {
+	if _, err := trainOrReuse(ctx, c.cfg, stderr, terminal); err != nil {
+		return err
+	}
+	lengths := o.lengths(c.cfg)
+	have, err := readEvaluations(c.cfg.Out, o)
+	if err != nil {
+		return err
+	}
+	var todo []int
+	for _, l := range lengths {
+		if _, ok := have[l]; !ok {
+			todo = append(todo, l)
+		}
+	}
+	if len(todo) == 0 {
+		fmt.Fprintf(stderr, "%s: reusing its evaluations\n", c.cfg.Out)
+		return nil
+	}
+	r, err := eval.OpenRun(c.cfg.Out, func(err error) { fmt.Fprintf(stderr, "experiment: skipping checkpoint: %v\n", err) })
+	if err != nil {
+		return err
+	}
+	val, err := r.ValidationTokens(cli.CorpusProgress(stderr, terminal))
+	if err != nil {
+		return err
+	}
+	for _, l := range todo {
+		debug.FreeOSMemory()
+		res, err := eval.Perplexity(r.Model, val, o.evalOptions(l, stderr, terminal))
+		if err != nil {
+			return fmt.Errorf("length %d: %w", l, err)
+		}
+		fmt.Fprintf(stderr, "%s len %d: ppl %.4f (%.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
+			c.cfg.Out, l, res.PPL, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+		have[l] = res
+		if err := writeEvaluations(c.cfg.Out, o, have); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // trainOrReuse returns the summary of a run that finished with the steps
@@ -185,65 +280,13 @@ func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal b
 	s, err := train.ReadSummary(c.Out)
 	switch {
 	case err == nil && s.Steps == c.Train.Steps:
-		fmt.Fprintf(log, "%s: reusing the trained run in %s\n", c.Model.Pos, c.Out)
+		fmt.Fprintf(log, "%s: reusing the trained run in %s\n", c.Name, c.Out)
 		return s, nil
 	case err == nil && s.Steps > c.Train.Steps:
 		return nil, fmt.Errorf("%s was trained for %d steps, more than the %d asked for; use another --out", c.Out, s.Steps, c.Train.Steps)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	}
-	fmt.Fprintf(log, "%s: training into %s\n", c.Model.Pos, c.Out)
-	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal})
-}
-
-func markdown(r eval.Report, sums []*train.Summary, cfg train.Config, configPath, pos, out, mults string, maxTokens, valTokens int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.ReplaceAll(pos, ",", " vs "))
-	scored := "the whole validation split"
-	if maxTokens > 0 && maxTokens < valTokens-1 {
-		scored = fmt.Sprintf("the first %d tokens of the validation split (of %d)", maxTokens, valTokens)
-	}
-	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s "+
-		"(last %g of %s), at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
-	r.Markdown(&b)
-	b.WriteString("\nPerplexity relative to the training length:\n\n| run |")
-	for _, x := range r.Runs[0].Results {
-		fmt.Fprintf(&b, " %d / %d |", x.Len, r.Runs[0].TrainLen)
-	}
-	b.WriteString("\n|---|")
-	for range r.Runs[0].Results {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "| %s |", run.Pos)
-		for _, x := range run.Results {
-			fmt.Fprintf(&b, " %.3f |", x.PPL/run.Results[0].PPL)
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n![perplexity vs length and loss by position](report.png)\n\n## Settings\n\n")
-	m, t := cfg.Model, cfg.Train
-	fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d, seed %d. Training: %d steps of %d x %d tokens, "+
-		"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
-		m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, m.Seed, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
-	b.WriteString("| run | train tokens | train wall (s) | train tokens/s | final train loss | val ppl at L | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
-	for i, s := range sums {
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.4f | %.3f | %.0f |\n", r.Runs[i].Pos, s.Tokens, s.WallSeconds, s.TokensPerSecond,
-			s.FinalTrainLoss, s.ValPPL, float64(s.PeakRSSBytes)/(1<<20))
-	}
-	b.WriteString("\n| run | eval length | tokens | windows | wall (s) | tokens/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
-	for _, run := range r.Runs {
-		for _, x := range run.Results {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f | %.0f | %.0f |\n", run.Pos, x.Len, x.Tokens, x.Windows, x.WallSeconds,
-				x.TokensPerSecond, float64(x.PeakRSSBytes)/(1<<20))
-		}
-	}
-	extra := ""
-	if maxTokens > 0 {
-		extra = fmt.Sprintf(" --max-tokens %d", maxTokens)
-	}
-	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\ngo run ./cmd/experiment --config %s --pos %s --out %s --mults %s%s\n```\n\nGenerated %s.\n",
-		configPath, pos, out, mults, extra, time.Now().UTC().Format("2006-01-02"))
-	return b.String()
+	fmt.Fprintf(log, "%s: training into %s\n", c.Name, c.Out)
+	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal, CorpusProgress: cli.CorpusProgress(log, terminal)})
 }

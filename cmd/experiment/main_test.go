@@ -3,11 +3,22 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// TestMain lets the test binary act as the experiment command in a
+// subprocess, for the sharding test.
+func TestMain(m *testing.M) {
+	if os.Getenv("ALIBI_EXPERIMENT_MAIN") == "1" {
+		os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 const microYAML = `name: micro
 model: {vocab: 256, d_model: 16, n_layers: 1, n_heads: 2, d_ff: 32, pos: alibi, train_len: 8, seed: 1}
@@ -113,6 +124,10 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"--config", cfg, "--max-tokens", "-1"}, "--max-tokens"},
 		{[]string{"--config", filepath.Join(out, "none.yaml")}, "no such file"},
 		{[]string{"--config", cfg, "stray"}, "unexpected argument"},
+		{[]string{"--config", cfg, "--seeds", "1,x"}, "--seeds"},
+		{[]string{"--config", cfg, "--shard", "3/2"}, "--shard"},
+		{[]string{"--config", cfg, "--shard", "1"}, "--shard"},
+		{[]string{"--config", cfg, "--report-only"}, "3 of 3 runs are not finished"},
 	} {
 		var o, e bytes.Buffer
 		code := command(append(tc.args, "--out", out), &o, &e)
@@ -123,5 +138,94 @@ func TestExperimentBadInput(t *testing.T) {
 	var o, e bytes.Buffer
 	if code := command([]string{"--help"}, &o, &e); code != 0 || !strings.HasPrefix(e.String(), "experiment: train one model per position scheme") {
 		t.Errorf("--help: exit %d, %q", code, e.String())
+	}
+}
+
+// Three shards trained by three processes at once, each its own share of a
+// 3 schemes x 2 seeds grid, then --report-only: every run trained exactly
+// once, the report has every scheme with the spread of its two seeds, and
+// it equals the report of the same grid run in one process.
+func TestExperimentShards(t *testing.T) {
+	cfg, out := setup(t)
+	args := []string{"--config", cfg, "--pos", "alibi,sinusoidal,none", "--seeds", "1,2", "--out", out, "--mults", "1,2", "--max-tokens", "60"}
+	var procs []*exec.Cmd
+	var logs []*bytes.Buffer
+	for k := 1; k <= 3; k++ {
+		cmd := exec.Command(os.Args[0], append(args, "--shard", fmt.Sprintf("%d/3", k))...)
+		cmd.Env = append(os.Environ(), "ALIBI_EXPERIMENT_MAIN=1")
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, logs = append(procs, cmd), append(logs, &buf)
+	}
+	for k, p := range procs {
+		if err := p.Wait(); err != nil {
+			t.Fatalf("shard %d/3: %v\n%s", k+1, err, logs[k])
+		}
+		if !strings.Contains(logs[k].String(), fmt.Sprintf("shard %d/3 done (2 of 6 runs)", k+1)) {
+			t.Errorf("shard %d/3 log:\n%s", k+1, logs[k])
+		}
+	}
+	// Grid order: alibi-1, alibi-2, sinusoidal-1, sinusoidal-2, none-1, none-2;
+	// shard k takes indices k-1 and k+2.
+	owner := map[string]int{"alibi-seed1": 1, "alibi-seed2": 2, "sinusoidal-seed1": 3, "sinusoidal-seed2": 1, "none-seed1": 2, "none-seed2": 3}
+	for run, k := range owner {
+		if n := strings.Count(logs[k-1].String(), run+": training into"); n != 1 {
+			t.Errorf("%s trained %d times by shard %d", run, n, k)
+		}
+		if _, err := os.Stat(filepath.Join(out, run, "eval.json")); err != nil {
+			t.Errorf("%s: %v", run, err)
+		}
+	}
+	var o, e bytes.Buffer
+	if code := command(append(args, "--report-only"), &o, &e); code != 0 {
+		t.Fatalf("--report-only: exit %d: %s", code, e.String())
+	}
+	if !strings.Contains(o.String(), "mean of 2 seeds (min–max)") || !strings.Contains(o.String(), "| none |") || !strings.Contains(o.String(), "--seeds 1,2") {
+		t.Errorf("report:\n%s", o.String())
+	}
+	sharded, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	var rep struct {
+		Schemes []struct {
+			Pos     string
+			Seeds   []uint64
+			Lengths []struct {
+				Len  int
+				Mean float64 `json:"mean_ppl"`
+				Min  float64 `json:"min_ppl"`
+				Max  float64 `json:"max_ppl"`
+			}
+		}
+	}
+	if err := json.Unmarshal(sharded, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Schemes) != 3 {
+		t.Fatalf("schemes %+v", rep.Schemes)
+	}
+	for _, s := range rep.Schemes {
+		if len(s.Seeds) != 2 || len(s.Lengths) != 2 {
+			t.Fatalf("%s: %+v", s.Pos, s)
+		}
+		for _, l := range s.Lengths {
+			if !(l.Min <= l.Mean && l.Mean <= l.Max) || l.Min == l.Max {
+				t.Errorf("%s at %d: mean %g, range %g-%g (two seeds should differ)", s.Pos, l.Len, l.Mean, l.Min, l.Max)
+			}
+		}
+	}
+	// The same grid in one process reuses every run and evaluation and
+	// writes the same numbers.
+	e.Reset()
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("one process: exit %d: %s", code, e.String())
+	}
+	if strings.Contains(e.String(), "training into") || strings.Count(e.String(), "reusing its evaluations") != 6 {
+		t.Errorf("one process did not reuse everything:\n%s", e.String())
+	}
+	again, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	if !bytes.Equal(again, sharded) {
+		t.Error("the one-process report differs from the sharded one")
 	}
 }

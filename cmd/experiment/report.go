@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model/osutil"
+	"github.com/alibi-go/alibi/train"
+)
+
+// evaluations is a run's eval.json: its results at each length, with the
+// token budget they were scored on.
+type evaluations struct {
+	MaxTokens int           `json:"max_tokens"`
+	Results   []eval.Result `json:"results"`
+}
+
+// readEvaluations returns the results a run already has for this
+// experiment's token budget, by length.
+func readEvaluations(dir string, o options) (map[int]eval.Result, error) {
+	have := map[int]eval.Result{}
+	b, err := os.ReadFile(filepath.Join(dir, "eval.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return have, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var e evaluations
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "eval.json"), err)
+	}
+	if e.MaxTokens != o.maxTokens {
+		return have, nil // scored on other tokens: evaluate again
+	}
+	for _, r := range e.Results {
+		have[r.Len] = r
+	}
+	return have, nil
+}
+
+// writeEvaluations saves a run's results, by ascending length.
+func writeEvaluations(dir string, o options, have map[int]eval.Result) error {
+	e := evaluations{MaxTokens: o.maxTokens}
+	for _, r := range have {
+		e.Results = append(e.Results, r)
+	}
+	sort.Slice(e.Results, func(i, j int) bool { return e.Results[i].Len < e.Results[j].Len })
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	return osutil.WriteFileAtomic(filepath.Join(dir, "eval.json"), append(b, '\n'))
+}
+
+// report gathers every run of the grid (each must have finished training
+// and its evaluations) and writes report.md, report.json and report.png.
+func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer) int {
+	var runs []eval.TrainedRun
+	var missing []string
+	for _, c := range cells {
+		r, err := trainedRun(c, o)
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
+			continue
+		}
+		runs = append(runs, r)
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(stderr, "experiment: %d of %d runs are not finished: %s\n", len(missing), len(cells), strings.Join(missing, "; "))
+		return 1
+	}
+	cmp := eval.Compare(runs)
+	var js bytes.Buffer
+	if err := cmp.WriteJSON(&js); err != nil {
+		fmt.Fprintf(stderr, "experiment: %v\n", err)
+		return 1
+	}
+	md := markdown(cmp, cfg, o)
+	for _, w := range []struct {
+		name string
+		data []byte
+	}{{"report.json", js.Bytes()}, {"report.md", []byte(md)}} {
+		if err := osutil.WriteFileAtomic(filepath.Join(o.out, w.name), w.data); err != nil {
+			fmt.Fprintf(stderr, "experiment: %v\n", err)
+			return 1
+		}
+	}
+	if err := cmp.Plot(filepath.Join(o.out, "report.png")); err != nil {
+		fmt.Fprintf(stderr, "experiment: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(stdout, md)
+	return 0
+}
+
+// trainedRun reads one finished run: its summary, training loss and
+// evaluations at every length of the experiment.
+func trainedRun(c cell, o options) (eval.TrainedRun, error) {
+	s, err := train.ReadSummary(c.cfg.Out)
+	if err != nil {
+		return eval.TrainedRun{}, errors.New("not trained")
+	}
+	if s.Steps != c.cfg.Train.Steps {
+		return eval.TrainedRun{}, fmt.Errorf("trained for %d steps, not %d", s.Steps, c.cfg.Train.Steps)
+	}
+	loss, err := train.ReadLoss(c.cfg.Out)
+	if err != nil {
+		return eval.TrainedRun{}, err
+	}
+	have, err := readEvaluations(c.cfg.Out, o)
+	if err != nil {
+		return eval.TrainedRun{}, err
+	}
+	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
+		Steps: s.Steps, TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
+		PeakRSSBytes: s.PeakRSSBytes, Loss: loss}
+	for _, l := range o.lengths(c.cfg) {
+		res, ok := have[l]
+		if !ok {
+			return eval.TrainedRun{}, fmt.Errorf("not evaluated at length %d", l)
+		}
+		r.Results = append(r.Results, res)
+	}
+	return r, nil
+}
+
+// markdown is the report: what was compared, the comparison's tables, the
+// settings, every run's and every evaluation's timings, and how to
+// reproduce it.
+func markdown(cmp eval.Comparison, cfg train.Config, o options) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.Join(o.schemes, " vs "))
+	scored := "the whole validation split"
+	if o.maxTokens > 0 {
+		scored = fmt.Sprintf("the first %d tokens of the validation split (the whole split if shorter)", o.maxTokens)
+	}
+	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s (the last %g of %s), "+
+		"at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
+	cmp.Markdown(&b)
+	b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n## Settings\n\n")
+	m, t := cfg.Model, cfg.Train
+	fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
+		"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
+		m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+	b.WriteString("| run | seed | parameters | train wall (s) | train tokens/s | final train loss | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range cmp.Runs {
+		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.4f | %.0f |\n", r.Run, r.Seed, r.Params, r.WallSeconds, r.TokensPerSecond,
+			r.FinalTrainLoss, float64(r.PeakRSSBytes)/(1<<20))
+	}
+	b.WriteString("\n| run | eval length | tokens | windows | wall (s) | tokens/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range cmp.Runs {
+		for _, x := range r.Results {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f | %.0f | %.0f |\n", r.Run, x.Len, x.Tokens, x.Windows, x.WallSeconds,
+				x.TokensPerSecond, float64(x.PeakRSSBytes)/(1<<20))
+		}
+	}
+	cmd := fmt.Sprintf("go run ./cmd/experiment --config %s --pos %s --out %s --mults %s", o.configPath, o.posList, o.out, o.mults)
+	if o.seedList != "" {
+		cmd += " --seeds " + o.seedList
+	}
+	if o.maxTokens > 0 {
+		cmd += fmt.Sprintf(" --max-tokens %d", o.maxTokens)
+	}
+	if o.steps != 0 {
+		cmd += fmt.Sprintf(" --steps %d", o.steps)
+	}
+	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\n%s\n```\n\nGenerated %s.\n", cmd, time.Now().UTC().Format("2006-01-02"))
+	return b.String()
+}
