@@ -4,15 +4,11 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Plot writes a PNG with three panels: each scheme's perplexity against
@@ -29,26 +25,7 @@ func (c Comparison) Plot(path string) error {
 		}
 		panels = append(panels, p)
 	}
-	const w, h = 19 * vg.Inch, 5.5 * vg.Inch
-	img := vgimg.New(w, h)
-	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Inch / 4, PadY: vg.Inch / 8, PadLeft: vg.Inch / 8,
-		PadRight: vg.Inch / 8, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8}
-	canvases := plot.Align([][]*plot.Plot{panels}, tiles, draw.New(img))
-	for i, p := range panels {
-		p.Draw(canvases[0][i])
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return f.Close()
+	return savePanels(path, 19*vg.Inch, panels...)
 }
 
 func (c Comparison) lengthPlot() (*plot.Plot, error) {
@@ -116,34 +93,11 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 }
 
 func (c Comparison) positionPlot() (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Loss by position inside the window (longest length)"
-	p.X.Label.Text = "position in window"
-	p.Y.Label.Text = "mean loss (nats)"
-	p.Y.Tick.Marker = readableTicks{}
-	p.Legend.Top = true
+	p := positionPanel()
 	for i, s := range c.Schemes {
-		run := c.firstRun(s.Pos)
-		var best *Result
-		for j, x := range run.Results {
-			if best == nil || x.Len > best.Len {
-				best = &run.Results[j]
-			}
-		}
-		if best == nil {
-			continue
-		}
-		pts := smoothPositions(best.PositionLoss)
-		if len(pts) == 0 {
-			continue
-		}
-		line, err := plotter.NewLine(pts)
-		if err != nil {
+		if err := addPositionLine(p, i, s.Pos, c.firstRun(s.Pos).Results); err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = plotutil.Color(i), vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s, length %d", s.Pos, best.Len), line)
 	}
 	return p, nil
 }

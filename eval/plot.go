@@ -30,13 +30,18 @@ func (r Report) Plot(path string) error {
 	if err != nil {
 		return err
 	}
-	const w, h = 13 * vg.Inch, 5 * vg.Inch
-	img := vgimg.New(w, h)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4, PadY: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8}
-	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, dc)
-	left.Draw(canvases[0][0])
-	right.Draw(canvases[0][1])
+	return savePanels(path, 13*vg.Inch, left, right)
+}
+
+// savePanels writes plots side by side, 5.5 inches high, to a PNG file.
+func savePanels(path string, width vg.Length, panels ...*plot.Plot) error {
+	img := vgimg.New(width, 5.5*vg.Inch)
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Inch / 4, PadY: vg.Inch / 8, PadLeft: vg.Inch / 8,
+		PadRight: vg.Inch / 8, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8}
+	canvases := plot.Align([][]*plot.Plot{panels}, tiles, draw.New(img))
+	for i, p := range panels {
+		p.Draw(canvases[0][i])
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
@@ -112,36 +117,50 @@ func (r Report) pplPlot() (*plot.Plot, error) {
 }
 
 func (r Report) positionPlot() (*plot.Plot, error) {
+	p := positionPanel()
+	for i, run := range r.Runs {
+		if err := addPositionLine(p, i, runLabel(run), run.Results); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// positionPanel is an empty loss-by-position plot.
+func positionPanel() *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "Loss by position inside the window (longest length)"
 	p.X.Label.Text = "position in window"
 	p.Y.Label.Text = "mean loss (nats)"
 	p.Y.Tick.Marker = readableTicks{}
 	p.Legend.Top = true
-	for i, run := range r.Runs {
-		var best *Result
-		for j, x := range run.Results {
-			if x.Protocol == NonOverlap && (best == nil || x.Len > best.Len) {
-				best = &run.Results[j]
-			}
+	return p
+}
+
+// addPositionLine draws the loss by position of the longest
+// non-overlapping result, in color i.
+func addPositionLine(p *plot.Plot, i int, label string, results []Result) error {
+	var best *Result
+	for j, x := range results {
+		if x.Protocol == NonOverlap && (best == nil || x.Len > best.Len) {
+			best = &results[j]
 		}
-		if best == nil {
-			continue
-		}
-		pts := smoothPositions(best.PositionLoss)
-		if len(pts) == 0 {
-			continue
-		}
-		line, err := plotter.NewLine(pts)
-		if err != nil {
-			return nil, err
-		}
-		line.Color = plotutil.Color(i)
-		line.Width = vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s, len %d", runLabel(run), best.Len), line)
 	}
-	return p, nil
+	if best == nil {
+		return nil
+	}
+	pts := smoothPositions(best.PositionLoss)
+	if len(pts) == 0 {
+		return nil
+	}
+	line, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	line.Color, line.Width = plotutil.Color(i), vg.Points(1.5)
+	p.Add(line)
+	p.Legend.Add(fmt.Sprintf("%s, len %d", label, best.Len), line)
+	return nil
 }
 
 // smoothPositions averages the per-position losses in buckets so that long

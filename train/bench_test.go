@@ -47,25 +47,14 @@ func BenchmarkTrainStepTiny(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer g.Close()
-	params := make([][]float32, len(st.model.Weights.Names))
-	decay := make([]bool, len(params))
-	for i, name := range st.model.Weights.Names {
-		params[i] = st.model.Weights.Data(name)
-		decay[i] = st.model.Weights.Decays(name)
-	}
-	grads := make([][]float32, len(params))
+	step := newStepper(st.model, st.opt, g)
 	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
 	st.sampler.Next(x, y)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := g.Execute(x, y); err != nil {
+		if _, _, err := step.run(x, y, t.Clip, t.LRAt(i), false); err != nil {
 			b.Fatal(err)
 		}
-		for j := range grads {
-			grads[j] = g.GradData(j)
-		}
-		ClipGlobalNorm(grads, t.Clip)
-		st.opt.Update(params, grads, decay, t.LRAt(i))
 	}
 	tps := float64(b.N*t.Batch*L) / b.Elapsed().Seconds()
 	b.ReportMetric(tps, "tokens/s")

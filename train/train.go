@@ -172,38 +172,21 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 	// The training graph's buffers are released before the final
 	// evaluation, which can then reuse their memory.
 	defer g.Close()
-	params := make([][]float32, len(st.model.Weights.Names))
-	decay := make([]bool, len(params))
-	for i, name := range st.model.Weights.Names {
-		params[i] = st.model.Weights.Data(name)
-		decay[i] = st.model.Weights.Decays(name)
-	}
-	grads := make([][]float32, len(params))
+	step := newStepper(st.model, st.opt, g)
 	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
 	segSteps := 0
 	for st.step < t.Steps {
 		stepStart := time.Now()
 		st.sampler.Next(x, y)
-		if err := g.Execute(x, y); err != nil {
-			return fmt.Errorf("step %d: %w", st.step+1, err)
-		}
-		loss := g.LossValue()
-		if faultNaNLoss(st.step + 1) {
-			loss = math.NaN()
-		}
-		for i := range grads {
-			grads[i] = g.GradData(i)
-		}
-		norm := ClipGlobalNorm(grads, t.Clip)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		lr := t.LRAt(st.step)
+		loss, norm, err := step.run(x, y, t.Clip, lr, faultNaNLoss(st.step+1))
+		if err != nil {
 			kept := "no checkpoint was written yet"
 			if st.saved != "" {
 				kept = "the last good checkpoint, " + st.saved + ", is kept"
 			}
-			return fmt.Errorf("step %d: non-finite loss %g or gradient norm %g; stopping without a checkpoint (%s)", st.step+1, loss, norm, kept)
+			return fmt.Errorf("step %d: %w (%s)", st.step+1, err, kept)
 		}
-		lr := t.LRAt(st.step)
-		st.opt.Update(params, grads, decay, lr)
 		st.step++
 		st.tokens += int64(t.Batch * L)
 		st.loss = loss
@@ -251,6 +234,49 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 	}
 	prog.finish()
 	return nil
+}
+
+// stepper runs optimisation steps of a model on a training graph.
+type stepper struct {
+	g             *model.Graph
+	opt           *AdamW
+	params, grads [][]float32
+	decay         []bool
+}
+
+func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
+	s := &stepper{g: g, opt: opt, params: make([][]float32, len(m.Weights.Names))}
+	s.grads = make([][]float32, len(s.params))
+	s.decay = make([]bool, len(s.params))
+	for i, name := range m.Weights.Names {
+		s.params[i] = m.Weights.Data(name)
+		s.decay[i] = m.Weights.Decays(name)
+	}
+	return s
+}
+
+// run does one step on the batch x, y: the forward and backward pass, the
+// gradients clipped to a global norm of clip (0: not clipped), and the AdamW
+// update at learning rate lr. A non-finite loss or gradient norm (or nan,
+// which tests use to simulate one) stops it before the update, with an
+// error; the weights are then unchanged.
+func (s *stepper) run(x, y []int, clip, lr float64, nan bool) (loss, norm float64, err error) {
+	if err := s.g.Execute(x, y); err != nil {
+		return 0, 0, err
+	}
+	loss = s.g.LossValue()
+	if nan {
+		loss = math.NaN()
+	}
+	for i := range s.grads {
+		s.grads[i] = s.g.GradData(i)
+	}
+	norm = ClipGlobalNorm(s.grads, clip)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return loss, norm, fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
+	}
+	s.opt.Update(s.params, s.grads, s.decay, lr)
+	return loss, norm, nil
 }
 
 // tokensPerSecond is the training throughput: over the steps after each
