@@ -32,9 +32,10 @@ import (
 // distance tables built for each call (normaliser psi(L), keys up to L
 // back); rows beyond L evaluate f key by key in the kernel. Both use f in
 // its piecewise-linear form: relu makes f_h linear between the breakpoints
-// -b1_k/W1_k of the units, f_h(u) = A_hs u + B_hs on segment s, and along a
-// row u falls monotonically, so each key costs a multiply-add and a
-// comparison. Backward, rows beyond L accumulate, per head and segment,
+// -b1_k/W1_k of the units, f_h(u) = A_hs u + B_hs on segment s. Along a
+// row u falls monotonically: the keys split into at most FireWidth+1 runs,
+// one per segment, found by binary search, and on a run the bias is
+// (A_hs/psi(i)) psi(d) + B_hs, a multiply-add per key. Backward, rows beyond L accumulate, per head and segment,
 // sum dS, sum dS u and sum dS du/dc into slots after the tables' gradient;
 // paramGrad adds the tables' gradient (through psi(L), which alone gives
 // L's gradient) to those slots and maps them to the parameters.
@@ -218,14 +219,6 @@ func (m *fireModel) segment(u float64) int {
 	return sort.Search(len(m.breaks), func(i int) bool { return m.breaks[i] > u })
 }
 
-// down returns the segment of u given s, the segment of some u' >= u.
-func (m *fireModel) down(s int, u float64) int {
-	for s > 0 && u < m.breaks[s-1] {
-		s--
-	}
-	return s
-}
-
 // f returns f_h(u).
 func (m *fireModel) f(h int, u float64) float64 {
 	s := h*fireSegments + m.segment(u)
@@ -250,14 +243,16 @@ func (m *fireModel) tableLen(n int) int {
 	return int(m.l) + 1
 }
 
-// fireBias is FIRE's kernel bias for up to len(psi) keys: the distance
+// fireBias is FIRE's kernel bias for up to n = len(psi) keys: the distance
 // tables of the rows at positions <= L (nt distances each) and, for the
-// rows beyond, psi(d) for every distance d.
+// rows beyond, psi(d) for every distance d < n, in float64 and reversed in
+// T (psiRev[n-1-d], so that a row's keys read a contiguous slice).
 type fireBias[T float] struct {
-	m     *fireModel
-	table distanceBias[T]
-	nt    int
-	psi   []float64
+	m      *fireModel
+	table  distanceBias[T]
+	nt     int
+	psi    []float64
+	psiRev []T
 }
 
 // fireTile returns FIRE's kernel bias for at least kLen keys.
@@ -265,34 +260,69 @@ func fireTile[T float](s FireScheme, p []T, heads, kLen int, cache *any) fireBia
 	return reuseBias(s.Name(), p, kLen, cache, func(n int) any {
 		m := newFireModel(float64s(p))
 		psi := make([]float64, n)
+		psiRev := make([]T, n)
 		for d := range psi {
 			psi[d] = m.psi(float64(d))
+			psiRev[n-1-d] = T(psi[d])
 		}
 		nt := m.tableLen(n)
 		inv := 1 / m.psi(m.l)
 		table := newDistanceTables[T](heads, nt, func(h, d int) float64 { return m.f(h, psi[d]*inv) })
-		return fireBias[T]{m: m, table: table, nt: nt, psi: psi}
+		return fireBias[T]{m: m, table: table, nt: nt, psi: psi, psiRev: psiRev}
 	}).(fireBias[T])
 }
 
 // direct reports whether the row at position pos is beyond L.
 func (b fireBias[T]) direct(pos int) bool { return !(float64(pos) <= b.m.l) }
 
+// runs splits the keys j0..j0+n-1 of the query at pos (beyond L; inv =
+// 1/psi(pos)) into runs of one segment of f and calls fn(s, lo, hi) for
+// each non-empty run, keys j0+lo..j0+hi-1 on segment s, farthest first.
+// Along the row u = psi(d) inv falls, so the segments do too; each run's
+// end is found by binary search on the breakpoint below it.
+func (b fireBias[T]) runs(pos, j0, n int, inv float64, fn func(s, lo, hi int)) {
+	m := b.m
+	d0 := pos - j0
+	s := m.segment(b.psi[d0] * inv)
+	lo := 0
+	for ; s > 0; s-- {
+		br := m.breaks[s-1]
+		hi := lo + sort.Search(n-lo, func(x int) bool { return b.psi[d0-lo-x]*inv < br })
+		if hi > lo {
+			fn(s, lo, hi)
+		}
+		if lo = hi; lo == n {
+			return
+		}
+	}
+	fn(0, lo, n)
+}
+
+// add adds a row's biases: from the tables within L; beyond, on each run
+// of segment s, A_hs u + B_hs = (A_hs inv) psi(d) + B_hs, key by key.
 func (b fireBias[T]) add(h, pos, j0 int, row []T) {
 	if !b.direct(pos) {
 		b.table.add(h, pos, j0, row)
 		return
 	}
-	m := b.m
-	slope, icpt := m.slope[h*fireSegments:][:fireSegments], m.icpt[h*fireSegments:][:fireSegments]
 	inv := 1 / b.psi[pos]
-	d0 := pos - j0 // the row's first key is the farthest: u falls along the row
-	s := m.segment(b.psi[d0] * inv)
-	for x := range row {
-		u := b.psi[d0-x] * inv
-		s = m.down(s, u)
-		row[x] += T(slope[s]*u + icpt[s])
-	}
+	t := len(b.psiRev) - 1 - (pos - j0)
+	b.runs(pos, j0, len(row), inv, func(s, lo, hi int) {
+		k := h*fireSegments + s
+		a, c := T(b.m.slope[k]*inv), T(b.m.icpt[k])
+		r := row[lo:hi]
+		p := b.psiRev[t+lo:][:len(r)]
+		x := 0 // four keys a step: about twice as fast as one
+		for ; x+4 <= len(r); x += 4 {
+			r[x] += a*p[x] + c
+			r[x+1] += a*p[x+1] + c
+			r[x+2] += a*p[x+2] + c
+			r[x+3] += a*p[x+3] + c
+		}
+		for ; x < len(r); x++ {
+			r[x] += a*p[x] + c
+		}
+	})
 }
 
 // gradLen is the tables' entries (heads x nt) followed by three slots per
@@ -300,12 +330,11 @@ func (b fireBias[T]) add(h, pos, j0 int, row []T) {
 func (b fireBias[T]) gradLen() int { return b.m.heads * (b.nt + 3*fireSegments) }
 
 // accumulate adds the gradient of a row's biases: into the tables' layout
-// for a row at a position <= L; otherwise, per segment s of the row's keys,
-// sum dS, sum dS u and sum dS du/dc into the slots of (h, s), with
+// for a row at a position <= L; otherwise, per run of keys on one segment
+// s, sum dS, sum dS u and sum dS du/dc (summed in float64) into the slots
+// of (h, s), with
 //
-//	du/dc = (dpsi(d) - u dpsi(i)) / psi(i),  dpsi(x) = x / (1 + c x),
-//
-// summed in float64 over each run of keys of one segment.
+//	du/dc = (dpsi(d) - u dpsi(i)) / psi(i),  dpsi(x) = x / (1 + c x).
 func (b fireBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
 	m := b.m
 	if !b.direct(pos) {
@@ -316,28 +345,20 @@ func (b fireBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
 	inv := 1 / b.psi[pos]
 	dpsiPos := m.dpsi(float64(pos))
 	d0 := pos - j0
-	s := m.segment(b.psi[d0] * inv)
-	cur := s
-	var s0, s1, s2 float64
-	flush := func() {
-		slots[3*cur] += T(s0)
-		slots[3*cur+1] += T(s1)
-		slots[3*cur+2] += T(s2)
-		s0, s1, s2 = 0, 0, 0
-	}
-	for x, g := range ds {
-		d := d0 - x
-		u := b.psi[d] * inv
-		if s = m.down(s, u); s != cur {
-			flush()
-			cur = s
+	b.runs(pos, j0, len(ds), inv, func(s, lo, hi int) {
+		var s0, s1, s2 float64
+		for x := lo; x < hi; x++ {
+			d := d0 - x
+			u := b.psi[d] * inv
+			g := float64(ds[x])
+			s0 += g
+			s1 += g * u
+			s2 += g * (m.dpsi(float64(d)) - u*dpsiPos) * inv
 		}
-		gf := float64(g)
-		s0 += gf
-		s1 += gf * u
-		s2 += gf * (m.dpsi(float64(d)) - u*dpsiPos) * inv
-	}
-	flush()
+		slots[3*s] += T(s0)
+		slots[3*s+1] += T(s1)
+		slots[3*s+2] += T(s2)
+	})
 }
 
 // paramGrad maps the bias gradient (the layout of gradLen) to the
