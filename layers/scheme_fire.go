@@ -35,10 +35,11 @@ import (
 // -b1_k/W1_k of the units, f_h(u) = A_hs u + B_hs on segment s. Along a
 // row u falls monotonically: the keys split into at most FireWidth+1 runs,
 // one per segment, found by binary search, and on a run the bias is
-// (A_hs/psi(i)) psi(d) + B_hs, a multiply-add per key. Backward, rows beyond L accumulate, per head and segment,
-// sum dS, sum dS u and sum dS du/dc into slots after the tables' gradient;
-// paramGrad adds the tables' gradient (through psi(L), which alone gives
-// L's gradient) to those slots and maps them to the parameters.
+// (A_hs/psi(i)) psi(d) + B_hs, a multiply-add per key. Backward, rows
+// beyond L accumulate, per head and segment, sum dS, sum dS u and
+// sum dS du/dc into slots after the tables' gradient; paramGrad adds the
+// tables' gradient (through psi(L), which alone gives L's gradient) to
+// those slots and maps them to the parameters.
 //
 // At an integer L the bias is not differentiable in L (row i = L switches
 // normaliser there); its gradient is then the derivative from above, row
@@ -158,6 +159,9 @@ type fireModel struct {
 	slope, icpt    []float64
 }
 
+// newFireModel reads the parameters p (the FireLayout of their length;
+// the model keeps slices of p) and computes the breakpoints and each
+// head's slope and intercept on every segment.
 func newFireModel(p []float64) *fireModel {
 	heads := (len(p) - 2*FireWidth - 2) / (FireWidth + 1)
 	lay := NewFireLayout(heads)

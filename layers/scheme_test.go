@@ -502,3 +502,26 @@ func TestSchemesRejectShapes(t *testing.T) {
 		}
 	}
 }
+
+// One T5 table shared by two layers (two attention ops on the same
+// parameter node, as T5 shares it across the model): the table's gradient
+// is the sum of both layers' and matches finite differences.
+func TestT5SharedAcrossLayers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 56))
+	const batch, tlen, heads, dHead = 2, 20, 2, 2
+	sc := t5Case(rng, heads)
+	d := heads * dHead
+	ins := []*tensor.Dense{randDense(rng, 1, batch*tlen, 3*d), randDense(rng, 1, batch*tlen, 3*d), sc.params64()}
+	gradCheck(t, ins, []int{0, 1, 2}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		cfg := AttentionConfig{Heads: heads, QueryLen: tlen, Bias: T5Scheme{}}
+		a, err := Attention(in[0], in[2], cfg)
+		if err != nil {
+			return nil, err
+		}
+		b, err := Attention(in[1], in[2], cfg)
+		if err != nil {
+			return nil, err
+		}
+		return G.Add(a, b)
+	})
+}
