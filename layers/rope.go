@@ -1,0 +1,190 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// RopeBase is the base of the rotary frequencies.
+const RopeBase = 10000
+
+// Rope applies the rotary position embedding (Su et al., RoFormer) to the
+// queries and keys of qkv, laid out as the Attention op takes it: (batch *
+// queryLen, 3D) rows of queries, keys and values side by side, head h in
+// columns h*d_head..(h+1)*d_head-1 of each block. The values pass through
+// unchanged. Every head of a token at position p is rotated pair by pair in
+// the half-split (GPT-NeoX, Hugging Face rotate_half) layout: for
+// k = 0..d_head/2-1, with a = p * theta_k and theta_k = 10000^(-2k/d_head),
+//
+//	x'_k          = x_k cos a - x_{k+d_head/2} sin a,
+//	x'_{k+d_head/2} = x_k sin a + x_{k+d_head/2} cos a,
+//
+// the whole head dimension (which must be even) being rotated. The angles
+// are computed in float64 and their cosines and sines kept in a table that
+// grows by doubling. The scores q'.k' then depend on the positions only
+// through their difference.
+//
+// With pos nil, row t of each sequence of queryLen rows stands at position
+// t. With pos (incremental decoding with a key/value cache), batch row r's
+// tokens stand at pos.Offset(r), pos.Offset(r)+1, ..., read when the op
+// runs; the batch must be pos's selected sequences.
+//
+// The gradient is the rotation by -a of the output gradient (values again
+// unchanged). Rope has no parameters.
+func Rope(qkv *G.Node, heads, queryLen int, pos *Positions) (*G.Node, error) {
+	if heads < 1 || queryLen < 1 {
+		return nil, fmt.Errorf("rope: heads (%d) and query length (%d) must be positive", heads, queryLen)
+	}
+	s := qkv.Shape()
+	if len(s) != 2 || s[0]%queryLen != 0 || s[1]%3 != 0 || (s[1]/3)%heads != 0 || (s[1]/3/heads)%2 != 0 {
+		return nil, fmt.Errorf("rope: qkv of shape %v is not batch x %d rows of 3 x %d heads x an even d_head", s, queryLen, heads)
+	}
+	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: &ropeTable{half: s[1] / 3 / heads / 2}}
+	op.opBase = opBase{key: fmt.Sprintf("Rope{heads=%d, q=%d, pos=%p}", heads, queryLen, pos), arity: 1,
+		typ: hm.NewFnType(tt(2, tvA), tt(2, tvA))}
+	return G.ApplyOp(op, qkv)
+}
+
+// ropeTable holds cos(p theta_k) and sin(p theta_k) for positions p < n, at
+// cos[p*half+k].
+type ropeTable struct {
+	half     int
+	n        int
+	cos, sin []float64
+}
+
+// grow makes the table cover positions below n, doubling its length.
+func (t *ropeTable) grow(n int) {
+	if n <= t.n {
+		return
+	}
+	n = max(n, 2*t.n)
+	theta := make([]float64, t.half)
+	for k := range theta {
+		theta[k] = math.Pow(RopeBase, -2*float64(k)/float64(2*t.half))
+	}
+	cos, sin := make([]float64, n*t.half), make([]float64, n*t.half)
+	copy(cos, t.cos)
+	copy(sin, t.sin)
+	for p := t.n; p < n; p++ {
+		for k, th := range theta {
+			sin[p*t.half+k], cos[p*t.half+k] = math.Sincos(float64(p) * th)
+		}
+	}
+	t.n, t.cos, t.sin = n, cos, sin
+}
+
+// ropeOp is the forward op; ropeGradOp, sharing its table, the backward.
+type ropeOp struct {
+	opBase
+	heads, qLen int
+	pos         *Positions
+	tab         *ropeTable
+}
+
+func (o *ropeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (o *ropeOp) Do(vals ...G.Value) (G.Value, error) { return o.rotate(o.key, &o.opBase, vals, 1) }
+
+func (o *ropeOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (o *ropeOp) SymDiff(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+	b := &ropeGradOp{fwd: o}
+	b.opBase = opBase{key: "RopeGrad" + o.key[len("Rope"):], arity: 1, typ: hm.NewFnType(tt(2, tvA), tt(2, tvA))}
+	n, err := G.ApplyOp(b, grad)
+	return G.Nodes{n}, err
+}
+
+// ropeGradOp rotates the output gradient back.
+type ropeGradOp struct {
+	opBase
+	fwd *ropeOp
+}
+
+func (o *ropeGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s, err := shapeOf(o.key, in, 0)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}
+
+func (o *ropeGradOp) Do(vals ...G.Value) (G.Value, error) {
+	return o.fwd.rotate(o.key, &o.opBase, vals, -1)
+}
+
+// rotate writes into ob's output the rotation of vals[0] by sign*a: the
+// forward pass (sign 1) or the gradient (sign -1).
+func (o *ropeOp) rotate(key string, ob *opBase, vals []G.Value, sign float64) (G.Value, error) {
+	if err := ob.checkArity(len(vals)); err != nil {
+		return nil, err
+	}
+	x, err := dense(key, vals[0])
+	if err != nil {
+		return nil, err
+	}
+	s := x.Shape()
+	if len(s) != 2 || s[0]%o.qLen != 0 || s[1] != 6*o.heads*o.tab.half {
+		return nil, fmt.Errorf("%s: input of shape %v", key, s)
+	}
+	batch := s[0] / o.qLen
+	offsets := make([]int, batch)
+	if o.pos != nil {
+		if len(o.pos.Active()) != batch {
+			return nil, fmt.Errorf("%s: %d sequences are selected, the input has %d", key, len(o.pos.Active()), batch)
+		}
+		for r := range offsets {
+			offsets[r] = o.pos.Offset(r)
+		}
+	}
+	last := 0
+	for _, off := range offsets {
+		last = max(last, off+o.qLen)
+	}
+	o.tab.grow(last)
+	out := ob.output(x.Dtype(), s...)
+	switch xs := x.Data().(type) {
+	case []float32:
+		ropeRows(o, xs, out.Data().([]float32), offsets, sign)
+	case []float64:
+		ropeRows(o, xs, out.Data().([]float64), offsets, sign)
+	default:
+		return nil, fmt.Errorf("%s: unsupported dtype %v", key, x.Dtype())
+	}
+	return out, nil
+}
+
+// ropeRows rotates the query and key heads of every row of x into out by
+// sign times the row's angles and copies the values, rows in parallel.
+func ropeRows[T float](o *ropeOp, x, out []T, offsets []int, sign float64) {
+	half := o.tab.half
+	d := 2 * half * o.heads
+	parallelChunks(len(x)/(3*d), 64, func(_, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			p := offsets[r/o.qLen] + r%o.qLen
+			cos, sin := o.tab.cos[p*half:][:half], o.tab.sin[p*half:][:half]
+			xr, yr := x[r*3*d:][:3*d], out[r*3*d:][:3*d]
+			for h := 0; h < 2*o.heads; h++ { // the query heads, then the key heads
+				a, b := xr[h*2*half:][:half], xr[h*2*half+half:][:half]
+				ya, yb := yr[h*2*half:][:half], yr[h*2*half+half:][:half]
+				for k := range a {
+					c, s := cos[k], sign*sin[k]
+					x1, x2 := float64(a[k]), float64(b[k])
+					ya[k] = T(x1*c - x2*s)
+					yb[k] = T(x1*s + x2*c)
+				}
+			}
+			copy(yr[2*d:], xr[2*d:])
+		}
+	})
+}

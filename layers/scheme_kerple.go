@@ -1,0 +1,107 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gorgonia.org/tensor"
+)
+
+// KerpleScheme is the logarithmic variant of KERPLE (Chi et al., NeurIPS
+// 2022): head h adds
+//
+//	-r1_h * log(1 + r2_h * n)
+//
+// to the score of a key at distance n = i - j. The parameters of a layer
+// are a (2, heads) tensor: row 0 holds r1, row 1 holds r2. Both must be
+// positive; the reference code (chijames/KERPLE) clamps them to at least
+// KerpleMin in its forward pass, here Project does it after each optimizer
+// step, so that the bias is a differentiable function of the parameters the
+// optimizer sees. The kernel reads per-head distance tables built for each
+// call (O(heads x keys)), and the gradient of their entries gives
+//
+//	dr1_h = sum_n dB_h(n) * -log(1 + r2_h n),
+//	dr2_h = sum_n dB_h(n) * -r1_h n / (1 + r2_h n).
+type KerpleScheme struct{}
+
+// KerpleMin is the smallest value Project leaves r1 and r2 at, as in the
+// reference code.
+const KerpleMin = 0.01
+
+// KerpleInit returns a layer's initial KERPLE parameters for heads heads,
+// laid out as the (2, heads) tensor: r1 ~ U(0, 2) and r2 ~ U(0, 1), as in
+// the reference code, then projected (values below KerpleMin raised to it).
+func KerpleInit(rng *rand.Rand, heads int) []float32 {
+	p := make([]float32, 2*heads)
+	for h := 0; h < heads; h++ {
+		p[h] = float32(2 * rng.Float64())
+		p[heads+h] = float32(rng.Float64())
+	}
+	KerpleScheme{}.Project(p)
+	return p
+}
+
+// Project implements Projector: every parameter below KerpleMin (or NaN)
+// is set to KerpleMin.
+func (KerpleScheme) Project(params []float32) {
+	for i, v := range params {
+		if !(v >= KerpleMin) {
+			params[i] = KerpleMin
+		}
+	}
+}
+
+// Name implements BiasScheme.
+func (KerpleScheme) Name() string { return "kerple-log" }
+
+func (KerpleScheme) checkParams(p tensor.Shape, heads, _ int) error {
+	if len(p) != 2 || p[0] != 2 || p[1] != heads {
+		return fmt.Errorf("KERPLE parameters have shape %v, want (2, %d)", p, heads)
+	}
+	return nil
+}
+
+func (KerpleScheme) trainable() bool { return true }
+
+func (s KerpleScheme) tile(params any, heads, kLen int, cache *any) any {
+	switch p := params.(type) {
+	case []float32:
+		return kerpleTables(s, p, heads, kLen, cache)
+	case []float64:
+		return kerpleTables(s, p, heads, kLen, cache)
+	}
+	panic(fmt.Sprintf("layers: KERPLE parameters of type %T", params))
+}
+
+// kerpleTables returns the distance tables of the parameters p (r1 then r2,
+// heads each) for at least kLen keys, computed in float64.
+func kerpleTables[T float](s KerpleScheme, p []T, heads, kLen int, cache *any) distanceBias[T] {
+	return reuseBias(s.Name(), p, kLen, cache, func(n int) any {
+		return newDistanceTables[T](heads, n, func(h, d int) float64 {
+			return -float64(p[h]) * math.Log1p(float64(p[heads+h])*float64(d))
+		})
+	}).(distanceBias[T])
+}
+
+// paramGrad applies the chain rule above to the gradient of the distance
+// tables (heads x n, entry h*n + n-1-d for distance d), in float64.
+func (KerpleScheme) paramGrad(params, biasGrad, out any) {
+	p, g := paramsAs(params), gradAs(biasGrad)
+	heads := len(p) / 2
+	n := len(g) / heads
+	sum := make([]float64, len(p))
+	for h := 0; h < heads; h++ {
+		r1, r2 := p[h], p[heads+h]
+		row := g[h*n : (h+1)*n]
+		var d1, d2 float64
+		for d := 0; d < n; d++ {
+			gd := row[n-1-d]
+			x := float64(d)
+			d1 -= gd * math.Log1p(r2*x)
+			d2 -= gd * r1 * x / (1 + r2*x)
+		}
+		sum[h], sum[heads+h] = d1, d2
+	}
+	storeAs(out, sum)
+}
