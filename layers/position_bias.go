@@ -14,7 +14,10 @@ import (
 // constant buffer (the ALiBi slopes) or trainable weights, whose gradient
 // the attention op then returns.
 //
-// The schemes of this package are AlibiScheme and FullBiasScheme.
+// The schemes of this package: AlibiScheme (constant slopes), the learned
+// T5Scheme, KerpleScheme and FireScheme, and FullBiasScheme (a materialised
+// (T, T) bias, the reference the others are tested against). Rotary
+// positions change the queries and keys instead (Rope).
 type BiasScheme interface {
 	// Name identifies the scheme and its settings; it is part of the
 	// attention op's hash.

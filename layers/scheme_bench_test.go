@@ -33,7 +33,7 @@ func benchSchemes() []struct {
 		{"alibi", AlibiScheme{}, AlibiSlopes(benchHeads)},
 		{"t5", T5Scheme{}, t5},
 		{"kerple", KerpleScheme{}, KerpleInit(rng, benchHeads)},
-		{"fire", FireScheme{}, FireInit(rng, benchHeads, 512)},
+		{"fire", FireScheme{}, FireScheme{}.Init(rng, benchHeads, 512)},
 	}
 }
 

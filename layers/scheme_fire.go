@@ -44,7 +44,21 @@ import (
 // At an integer L the bias is not differentiable in L (row i = L switches
 // normaliser there); its gradient is then the derivative from above, row
 // L counting with the rows within L.
-type FireScheme struct{}
+type FireScheme struct {
+	// L0 is the unit of the threshold: the last parameter is L/L0, so that
+	// with L0 = the training length it starts at 1 and moves at Adam's
+	// relative pace (stored directly, L ~ 512 would move by about the
+	// learning rate per step: not at all). 0 means 1: the parameter is L.
+	L0 int
+}
+
+// l0 is L0, 1 for zero.
+func (s FireScheme) l0() float64 {
+	if s.L0 <= 0 {
+		return 1
+	}
+	return float64(s.L0)
+}
 
 // FIRE settings.
 const (
@@ -88,11 +102,12 @@ func NewFireLayout(heads int) FireLayout {
 // FireWidth*(2+heads) + heads + 2.
 func FireParamLen(heads int) int { return FireWidth*(2+heads) + heads + 2 }
 
-// FireInit returns a layer's initial FIRE parameters: the MLP as PyTorch's
+// Init returns a layer's initial FIRE parameters: the MLP as PyTorch's
 // default nn.Linear initialisation, which the paper's implementation uses
-// (a scaled uniform: W1, b1 ~ U(-1, 1) for fan-in 1; W2, b2 ~ U(-s, s) with
-// s = 1/sqrt(FireWidth)), c = FireInitC and L = trainLen, projected.
-func FireInit(rng *rand.Rand, heads, trainLen int) []float32 {
+// (a scaled uniform: W1, b1 ~ U(-1, 1) for fan-in 1; W2, b2 ~ U(-b, b) with
+// bound b = 1/sqrt(FireWidth)), c = FireInitC and L = trainLen (stored as
+// trainLen/L0), projected.
+func (s FireScheme) Init(rng *rand.Rand, heads, trainLen int) []float32 {
 	p := make([]float32, FireParamLen(heads))
 	lay := NewFireLayout(heads)
 	uniform := func(bound float64) float32 { return float32((2*rng.Float64() - 1) * bound) }
@@ -100,31 +115,31 @@ func FireInit(rng *rand.Rand, heads, trainLen int) []float32 {
 		p[lay.W1+k] = uniform(1)
 		p[lay.B1+k] = uniform(1)
 	}
-	s := 1 / math.Sqrt(FireWidth)
+	bound := 1 / math.Sqrt(FireWidth)
 	for i := lay.W2; i < lay.C; i++ {
-		p[i] = uniform(s)
+		p[i] = uniform(bound)
 	}
 	p[lay.C] = FireInitC
-	p[lay.L] = float32(trainLen)
-	FireScheme{}.Project(p)
+	p[lay.L] = float32(float64(trainLen) / s.l0())
+	s.Project(p)
 	return p
 }
 
 // Project implements Projector: c (the next-to-last parameter) is raised to
-// at least FireMinC and L (the last) to at least FireMinL, NaN included.
-// The MLP is unconstrained.
-func (FireScheme) Project(params []float32) {
+// at least FireMinC and L (the last, in units of L0) to at least FireMinL,
+// NaN included. The MLP is unconstrained.
+func (s FireScheme) Project(params []float32) {
 	n := len(params)
 	if !(params[n-2] >= FireMinC) {
 		params[n-2] = FireMinC
 	}
-	if !(params[n-1] >= FireMinL) {
-		params[n-1] = FireMinL
+	if minL := float32(FireMinL / s.l0()); !(params[n-1] >= minL) {
+		params[n-1] = minL
 	}
 }
 
 // Name implements BiasScheme.
-func (FireScheme) Name() string { return "fire" }
+func (s FireScheme) Name() string { return fmt.Sprintf("fire(L0=%g)", s.l0()) }
 
 func (FireScheme) checkParams(p tensor.Shape, heads, _ int) error {
 	if len(p) != 1 || p[0] != FireParamLen(heads) {
@@ -160,13 +175,14 @@ type fireModel struct {
 }
 
 // newFireModel reads the parameters p (the FireLayout of their length;
-// the model keeps slices of p) and computes the breakpoints and each
-// head's slope and intercept on every segment.
-func newFireModel(p []float64) *fireModel {
+// the model keeps slices of p), with the threshold L = p[L] * l0, and
+// computes the breakpoints and each head's slope and intercept on every
+// segment.
+func newFireModel(p []float64, l0 float64) *fireModel {
 	heads := (len(p) - 2*FireWidth - 2) / (FireWidth + 1)
 	lay := NewFireLayout(heads)
 	m := &fireModel{heads: heads, w1: p[lay.W1:lay.B1], b1: p[lay.B1:lay.W2], w2: p[lay.W2:lay.B2], b2: p[lay.B2:lay.C],
-		c: p[lay.C], l: p[lay.L], rank: make([]int, FireWidth)}
+		c: p[lay.C], l: p[lay.L] * l0, rank: make([]int, FireWidth)}
 	var units []int
 	for k, w := range m.w1 {
 		m.rank[k] = -1
@@ -262,7 +278,7 @@ type fireBias[T float] struct {
 // fireTile returns FIRE's kernel bias for at least kLen keys.
 func fireTile[T float](s FireScheme, p []T, heads, kLen int, cache *any) fireBias[T] {
 	return reuseBias(s.Name(), p, kLen, cache, func(n int) any {
-		m := newFireModel(float64s(p))
+		m := newFireModel(float64s(p), s.l0())
 		psi := make([]float64, n)
 		psiRev := make([]T, n)
 		for d := range psi {
@@ -374,9 +390,9 @@ func (b fireBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
 //
 //	db2_h += S0,  dc += A_hs S2,
 //	dW2_kh += W1_k S1 + b1_k S0,  dW1_k += W2_kh S1,  db1_k += W2_kh S0.
-func (FireScheme) paramGrad(params, biasGrad, out any) {
+func (s FireScheme) paramGrad(params, biasGrad, out any) {
 	p, g := paramsAs(params), gradAs(biasGrad)
-	m := newFireModel(p)
+	m := newFireModel(p, s.l0())
 	heads := m.heads
 	nt := len(g)/heads - 3*fireSegments
 	slots := append([]float64(nil), g[heads*nt:]...)
@@ -421,6 +437,6 @@ func (FireScheme) paramGrad(params, biasGrad, out any) {
 			}
 		}
 	}
-	grad[lay.L] = dL
+	grad[lay.L] = dL * s.l0() // dL/d(L/L0) = L0 dL/dL
 	storeAs(out, grad)
 }

@@ -82,6 +82,22 @@ func fireCase(rng *rand.Rand, heads int, l float64) schemeCase {
 		ref: func(p []float64, h, i, j int) float64 { return fireRef(p, heads, h, i, j) }}
 }
 
+// fireScaledCase is fireCase with the threshold stored in units of l0
+// (FireScheme{L0: l0}): the parameter is l/l0.
+func fireScaledCase(rng *rand.Rand, heads int, l float64, l0 int) schemeCase {
+	sc := fireCase(rng, heads, l)
+	lay := NewFireLayout(heads)
+	sc.params[lay.L] = l / float64(l0)
+	sc.scheme = FireScheme{L0: l0}
+	sc.name = fmt.Sprintf("fire H=%d L=%g as %g x L0=%d", heads, l, sc.params[lay.L], l0)
+	sc.ref = func(p []float64, h, i, j int) float64 {
+		q := append([]float64(nil), p...)
+		q[lay.L] *= float64(l0)
+		return fireRef(q, heads, h, i, j)
+	}
+	return sc
+}
+
 // fireRef is FIRE's bias by its definition: the MLP evaluated unit by unit
 // on u = log(1 + c (i-j)) / log(1 + c max(L, i)).
 func fireRef(p []float64, heads, h, i, j int) float64 {
@@ -198,6 +214,7 @@ func TestSchemesEqualMaterialised(t *testing.T) {
 		{fireCase(rng, 4, 200), 2, 70, 8}, // every row within L
 		{fireCase(rng, 2, 40.5), 2, 90, 8},
 		{fireCase(rng, 3, 3.5), 1, 150, 4}, // not L = 3: see FireScheme on integer L
+		{fireScaledCase(rng, 2, 40.5, 16), 2, 90, 8},
 	} {
 		name := fmt.Sprintf("%v B=%d T=%d", tc.sc, tc.batch, tc.tlen)
 		d := tc.sc.heads * tc.dHead
@@ -373,6 +390,7 @@ func TestSchemesGradient(t *testing.T) {
 		{fireCase(rng, 2, 50), 2, 6, 2},
 		{fireCase(rng, 2, 5.5), 2, 9, 2},
 		{fireCase(rng, 1, 1.5), 1, 8, 3},
+		{fireScaledCase(rng, 2, 5.5, 4), 2, 9, 2},
 	} {
 		t.Run(fmt.Sprintf("%v B=%d T=%d", tc.sc, tc.batch, tc.tlen), func(t *testing.T) {
 			d := tc.sc.heads * tc.dHead

@@ -191,9 +191,9 @@ func TestProjectAndInit(t *testing.T) {
 		}
 	}
 
-	f := FireInit(rand.New(rand.NewPCG(3, 4)), heads, 128)
+	f := FireScheme{}.Init(rand.New(rand.NewPCG(3, 4)), heads, 128)
 	lay := NewFireLayout(heads)
-	if len(f) != FireParamLen(heads) || len(f) != 32*10+8+2 || !slices.Equal(f, FireInit(rand.New(rand.NewPCG(3, 4)), heads, 128)) {
+	if len(f) != FireParamLen(heads) || len(f) != 32*10+8+2 || !slices.Equal(f, FireScheme{}.Init(rand.New(rand.NewPCG(3, 4)), heads, 128)) {
 		t.Fatalf("FireInit: %d values (want %d) or not reproducible", len(f), FireParamLen(heads))
 	}
 	if lay.C != len(f)-2 || lay.L != len(f)-1 || lay.B2 != lay.W2+FireWidth*heads || lay.W2 != 2*FireWidth {
