@@ -36,6 +36,9 @@ type MultiHeadAttention struct {
 	Heads      int
 	WQKV, BQKV *G.Node // (D, 3D), (3D)
 	WOut, BOut *G.Node // (D, D), (D)
+	// Rotary rotates the queries and keys (Rope) at their absolute
+	// positions before attending: the rotary position scheme.
+	Rotary bool
 }
 
 // Forward attends over x (batch*cfg.QueryLen, D) rows; biasParams are the
@@ -46,6 +49,15 @@ func (a MultiHeadAttention) Forward(x, biasParams *G.Node, cfg AttentionConfig) 
 		return nil, fmt.Errorf("attention qkv: %w", err)
 	}
 	cfg.Heads = a.Heads
+	if a.Rotary {
+		var pos *Positions
+		if cfg.Cache != nil {
+			pos = cfg.Cache.pos
+		}
+		if qkv, err = Rope(qkv, a.Heads, cfg.QueryLen, pos); err != nil {
+			return nil, err
+		}
+	}
 	h, err := Attention(qkv, biasParams, cfg)
 	if err != nil {
 		return nil, err

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"gorgonia.org/tensor"
-
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/model/safetensors"
 )
@@ -126,7 +124,7 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 	for _, t := range ts {
 		byName[t.Name] = t
 	}
-	c.Weights = &Weights{Tensors: map[string]*tensor.Dense{}}
+	c.Weights = newWeights()
 	for _, spec := range shapes(c.Config) {
 		name := spec.name
 		t, ok := byName[name]
@@ -140,7 +138,7 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if !sameShape(t.Shape, spec.shape) {
 			return nil, fmt.Errorf("weight %s has shape %v, want %v for this config", name, t.Shape, spec.shape)
 		}
-		copy(c.Weights.add(name, t.Shape...), v)
+		copy(c.Weights.add(spec), v)
 		delete(byName, name)
 	}
 	if s, ok := byName[slopesName]; ok {

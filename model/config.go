@@ -5,6 +5,8 @@ package model
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Position schemes.
@@ -12,7 +14,14 @@ const (
 	PosALiBi      = "alibi"      // linear biases on attention scores, no embeddings
 	PosSinusoidal = "sinusoidal" // sin/cos table added to the token embeddings
 	PosNone       = "none"       // causal mask only (NoPE)
+	PosRoPE       = "rope"       // rotary embedding of queries and keys
+	PosT5         = "t5"         // T5's learned bucketed relative bias, shared by the layers
+	PosKerple     = "kerple"     // KERPLE's learned logarithmic bias, per layer
+	PosFire       = "fire"       // FIRE's learned function of normalised distance, per layer
 )
+
+// Schemes lists every position scheme.
+var Schemes = []string{PosALiBi, PosSinusoidal, PosNone, PosRoPE, PosT5, PosKerple, PosFire}
 
 // Config is the shape of a model. Its YAML and JSON keys are the ones in
 // configs/*.yaml under `model:`.
@@ -43,10 +52,11 @@ func (c Config) Validate() error {
 	if c.DModel%c.NHeads != 0 {
 		return fmt.Errorf("model.d_model (%d) must be divisible by model.n_heads (%d)", c.DModel, c.NHeads)
 	}
-	switch c.Pos {
-	case PosALiBi, PosSinusoidal, PosNone:
-	default:
-		return fmt.Errorf("model.pos %q is unknown; use %s, %s or %s", c.Pos, PosALiBi, PosSinusoidal, PosNone)
+	if !slices.Contains(Schemes, c.Pos) {
+		return fmt.Errorf("model.pos %q is unknown; use one of %s", c.Pos, strings.Join(Schemes, ", "))
+	}
+	if c.Pos == PosRoPE && c.DHead()%2 != 0 {
+		return fmt.Errorf("model.pos rope rotates pairs of dimensions: d_model/n_heads (%d) must be even", c.DHead())
 	}
 	return nil
 }

@@ -48,16 +48,52 @@ func FromWeights(cfg Config, w *Weights) (*Model, error) {
 	return m, nil
 }
 
-// positionBias returns the attention's bias scheme and its parameters'
-// input node in g: for ALiBi the slopes, as a constant node that reads
-// m.Slopes in place (it is never differentiated or updated); nil for the
-// schemes whose attention has no bias.
-func (m *Model) positionBias(g *G.ExprGraph) (layers.BiasScheme, *G.Node) {
-	if m.Config.Pos != PosALiBi {
-		return nil, nil
+// positionBias returns layer l's attention bias scheme and its parameters'
+// node, or nil for the schemes whose attention has no bias (sinusoidal,
+// none and rope). ALiBi's slopes are a constant node that reads m.Slopes in
+// place (never differentiated or updated), made once per graph in *slopes;
+// the learned schemes' parameters are weights (T5's table one node shared
+// by every layer, KERPLE's and FIRE's the layer's own).
+func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, slopes **G.Node) (layers.BiasScheme, *G.Node) {
+	switch m.Config.Pos {
+	case PosALiBi:
+		if *slopes == nil {
+			t := tensor.New(tensor.WithShape(len(m.Slopes)), tensor.WithBacking(m.Slopes))
+			*slopes = layers.BiasInput(g, t, "alibi_slopes")
+		}
+		return layers.AlibiScheme{}, *slopes
+	case PosT5:
+		return layers.T5Scheme{}, param[nameT5]
+	case PosKerple:
+		return layers.KerpleScheme{}, param[layerName(l, partKerple)]
+	case PosFire:
+		return fireScheme(m.Config), param[layerName(l, partFire)]
 	}
-	slopes := tensor.New(tensor.WithShape(len(m.Slopes)), tensor.WithBacking(m.Slopes))
-	return layers.AlibiScheme{}, layers.BiasInput(g, slopes, "alibi_slopes")
+	return nil, nil
+}
+
+// fireScheme is FIRE with its threshold in units of the training length.
+func fireScheme(cfg Config) layers.FireScheme { return layers.FireScheme{L0: cfg.TrainLen} }
+
+// Project moves every position parameter that an optimizer step took out of
+// its domain back into it (KERPLE's and FIRE's; see layers.Projector). The
+// training loop calls it after every step.
+func (m *Model) Project() {
+	for _, name := range m.Weights.Names {
+		if !m.Weights.IsPosition(name) {
+			continue
+		}
+		var p layers.Projector
+		switch m.Config.Pos {
+		case PosKerple:
+			p = layers.KerpleScheme{}
+		case PosFire:
+			p = fireScheme(m.Config)
+		}
+		if p != nil {
+			p.Project(m.Weights.Data(name))
+		}
+	}
 }
 
 func (m *Model) sinusoidal(length int) *tensor.Dense {
@@ -135,16 +171,16 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 			return nil, err
 		}
 	}
-	scheme, biasParams := m.positionBias(g)
-
+	var slopes *G.Node
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
 		h, err := layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias"))
 		if err != nil {
 			return nil, err
 		}
-		attn := layers.MultiHeadAttention{Heads: cfg.NHeads,
+		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: cfg.Pos == PosRoPE,
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
+		scheme, biasParams := m.positionBias(g, l, param, &slopes)
 		attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
 		if cache != nil {
 			attnCfg.Cache = cache.layers[l]

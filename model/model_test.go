@@ -25,9 +25,14 @@ func TestConfigValidate(t *testing.T) {
 		{"zero vocab", func(c *Config) { c.Vocab = 0 }, "vocab"},
 		{"zero heads", func(c *Config) { c.NHeads = 0 }, "n_heads"},
 		{"zero train_len", func(c *Config) { c.TrainLen = 0 }, "train_len"},
-		{"unknown pos", func(c *Config) { c.Pos = "rope" }, "model.pos"},
+		{"unknown pos", func(c *Config) { c.Pos = "xpos" }, "model.pos"},
 		{"sinusoidal", func(c *Config) { c.Pos = PosSinusoidal }, ""},
 		{"none", func(c *Config) { c.Pos = PosNone }, ""},
+		{"rope", func(c *Config) { c.Pos = PosRoPE }, ""},
+		{"rope with an odd head width", func(c *Config) { c.Pos, c.DModel, c.NHeads = PosRoPE, 12, 4 }, "must be even"},
+		{"t5", func(c *Config) { c.Pos = PosT5 }, ""},
+		{"kerple", func(c *Config) { c.Pos = PosKerple }, ""},
+		{"fire", func(c *Config) { c.Pos = PosFire }, ""},
 	}
 	for _, tc := range tests {
 		c := ok

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/alibi-go/alibi/layers"
 	"gorgonia.org/tensor"
 )
 
@@ -13,6 +14,9 @@ import (
 type Weights struct {
 	Names   []string
 	Tensors map[string]*tensor.Dense
+	// position holds the names of the position scheme's parameters (T5's
+	// table, KERPLE's and FIRE's per-layer parameters).
+	position map[string]bool
 }
 
 // Tensor returns the named tensor; it panics on an unknown name, which is a
@@ -38,13 +42,27 @@ func (w *Weights) NumParams() int {
 }
 
 // Decays reports whether a weight gets weight decay: matrices (2-D) do,
-// biases and LayerNorm parameters do not, as in the reference.
-func (w *Weights) Decays(name string) bool { return w.Tensor(name).Dims() >= 2 }
+// biases and LayerNorm parameters do not, as in the reference, and neither
+// do the position scheme's parameters: decay would pull T5's table and
+// KERPLE's and FIRE's functions toward a zero bias, the position-free
+// model, whatever the data says.
+func (w *Weights) Decays(name string) bool { return w.Tensor(name).Dims() >= 2 && !w.position[name] }
 
-func (w *Weights) add(name string, shape ...int) []float32 {
-	data := make([]float32, prod(shape))
-	w.Names = append(w.Names, name)
-	w.Tensors[name] = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(data))
+// IsPosition reports whether the named weight is a position scheme's
+// parameter.
+func (w *Weights) IsPosition(name string) bool { return w.position[name] }
+
+func newWeights() *Weights {
+	return &Weights{Tensors: map[string]*tensor.Dense{}, position: map[string]bool{}}
+}
+
+func (w *Weights) add(s weightSpec) []float32 {
+	data := make([]float32, prod(s.shape))
+	w.Names = append(w.Names, s.name)
+	w.Tensors[s.name] = tensor.New(tensor.WithShape(s.shape...), tensor.WithBacking(data))
+	if s.position {
+		w.position[s.name] = true
+	}
 	return data
 }
 
@@ -64,39 +82,55 @@ const (
 	nameLNfW   = "ln_f.weight"
 	nameLNfB   = "ln_f.bias"
 	nameHead   = "head.weight"
+	nameT5     = "pos.t5.weight" // T5's (buckets, heads) table, shared by every layer
+	partKerple = "attn.kerple"   // a layer's KERPLE parameters (2, heads)
+	partFire   = "attn.fire"     // a layer's FIRE parameters, one flat tensor
 )
 
 // shapes lists the weights of cfg in their fixed order, with their shapes
-// and initial standard deviations (0: zeros, -1: ones), without allocating
-// them.
+// and initialisation, without allocating them.
 func shapes(cfg Config) []weightSpec {
-	d, f := cfg.DModel, cfg.DFF
+	d, f, h := cfg.DModel, cfg.DFF, cfg.NHeads
 	resid := 0.02 / math.Sqrt(2*float64(cfg.NLayers))
-	specs := []weightSpec{{nameTokEmb, []int{cfg.Vocab, d}, 1 / math.Sqrt(float64(d))}}
+	specs := []weightSpec{{name: nameTokEmb, shape: []int{cfg.Vocab, d}, std: 1 / math.Sqrt(float64(d))}}
+	if cfg.Pos == PosT5 {
+		// N(0, d^-1/2), as Hugging Face's T5 initialises its bias table.
+		specs = append(specs, weightSpec{name: nameT5, shape: []int{layers.T5Buckets, h}, std: 1 / math.Sqrt(float64(d)), position: true})
+	}
 	for l := 0; l < cfg.NLayers; l++ {
 		specs = append(specs,
-			weightSpec{layerName(l, "ln1.weight"), []int{d}, -1},
-			weightSpec{layerName(l, "ln1.bias"), []int{d}, 0},
-			weightSpec{layerName(l, "attn.qkv.weight"), []int{d, 3 * d}, 0.02},
-			weightSpec{layerName(l, "attn.qkv.bias"), []int{3 * d}, 0},
-			weightSpec{layerName(l, "attn.out.weight"), []int{d, d}, resid},
-			weightSpec{layerName(l, "attn.out.bias"), []int{d}, 0},
-			weightSpec{layerName(l, "ln2.weight"), []int{d}, -1},
-			weightSpec{layerName(l, "ln2.bias"), []int{d}, 0},
-			weightSpec{layerName(l, "mlp.fc1.weight"), []int{d, f}, 0.02},
-			weightSpec{layerName(l, "mlp.fc1.bias"), []int{f}, 0},
-			weightSpec{layerName(l, "mlp.fc2.weight"), []int{f, d}, resid},
-			weightSpec{layerName(l, "mlp.fc2.bias"), []int{d}, 0},
+			weightSpec{name: layerName(l, "ln1.weight"), shape: []int{d}, std: -1},
+			weightSpec{name: layerName(l, "ln1.bias"), shape: []int{d}, std: 0},
+			weightSpec{name: layerName(l, "attn.qkv.weight"), shape: []int{d, 3 * d}, std: 0.02},
+			weightSpec{name: layerName(l, "attn.qkv.bias"), shape: []int{3 * d}, std: 0},
+			weightSpec{name: layerName(l, "attn.out.weight"), shape: []int{d, d}, std: resid},
+			weightSpec{name: layerName(l, "attn.out.bias"), shape: []int{d}, std: 0},
+			weightSpec{name: layerName(l, "ln2.weight"), shape: []int{d}, std: -1},
+			weightSpec{name: layerName(l, "ln2.bias"), shape: []int{d}, std: 0},
+			weightSpec{name: layerName(l, "mlp.fc1.weight"), shape: []int{d, f}, std: 0.02},
+			weightSpec{name: layerName(l, "mlp.fc1.bias"), shape: []int{f}, std: 0},
+			weightSpec{name: layerName(l, "mlp.fc2.weight"), shape: []int{f, d}, std: resid},
+			weightSpec{name: layerName(l, "mlp.fc2.bias"), shape: []int{d}, std: 0},
 		)
+		switch cfg.Pos {
+		case PosKerple:
+			specs = append(specs, weightSpec{name: layerName(l, partKerple), shape: []int{2, h}, position: true,
+				init: func(rng *rand.Rand) []float32 { return layers.KerpleInit(rng, h) }})
+		case PosFire:
+			specs = append(specs, weightSpec{name: layerName(l, partFire), shape: []int{layers.FireParamLen(h)}, position: true,
+				init: func(rng *rand.Rand) []float32 { return fireScheme(cfg).Init(rng, h, cfg.TrainLen) }})
+		}
 	}
-	return append(specs, weightSpec{nameLNfW, []int{d}, -1}, weightSpec{nameLNfB, []int{d}, 0},
-		weightSpec{nameHead, []int{d, cfg.Vocab}, 0.02})
+	return append(specs, weightSpec{name: nameLNfW, shape: []int{d}, std: -1}, weightSpec{name: nameLNfB, shape: []int{d}, std: 0},
+		weightSpec{name: nameHead, shape: []int{d, cfg.Vocab}, std: 0.02})
 }
 
 type weightSpec struct {
-	name  string
-	shape []int
-	std   float64 // 0: zeros, -1: ones
+	name     string
+	shape    []int
+	std      float64                    // 0: zeros, -1: ones, else N(0, std^2)
+	init     func(*rand.Rand) []float32 // when not nil, instead of std
+	position bool                       // a position scheme's parameter
 }
 
 // InitWeights creates the weights of cfg with the reference's
@@ -105,12 +139,19 @@ type weightSpec struct {
 //   - token embedding N(0, d^-1/2) (scaled by sqrt(d) on input),
 //   - qkv and fc1 N(0, 0.02), the residual projections (attention output,
 //     fc2) N(0, 0.02/sqrt(2 n_layers)), biases 0,
-//   - LayerNorm gain 1 and shift 0, untied output head N(0, 0.02).
+//   - LayerNorm gain 1 and shift 0, untied output head N(0, 0.02),
+//   - the position schemes' parameters as their papers' code: T5's table
+//     N(0, d^-1/2), KERPLE's r1 ~ U(0, 2) and r2 ~ U(0, 1), FIRE's MLP as
+//     PyTorch's nn.Linear with c = 0.1 and L = train_len (see layers).
 func InitWeights(cfg Config) *Weights {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	w := &Weights{Tensors: map[string]*tensor.Dense{}}
+	w := newWeights()
 	for _, s := range shapes(cfg) {
-		v := w.add(s.name, s.shape...)
+		v := w.add(s)
+		if s.init != nil {
+			copy(v, s.init(rng))
+			continue
+		}
 		for i := range v {
 			switch s.std {
 			case 0:

@@ -238,6 +238,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 
 // stepper runs optimisation steps of a model on a training graph.
 type stepper struct {
+	m             *model.Model
 	g             *model.Graph
 	opt           *AdamW
 	params, grads [][]float32
@@ -245,7 +246,7 @@ type stepper struct {
 }
 
 func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
-	s := &stepper{g: g, opt: opt, params: make([][]float32, len(m.Weights.Names))}
+	s := &stepper{m: m, g: g, opt: opt, params: make([][]float32, len(m.Weights.Names))}
 	s.grads = make([][]float32, len(s.params))
 	s.decay = make([]bool, len(s.params))
 	for i, name := range m.Weights.Names {
@@ -256,8 +257,9 @@ func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
 }
 
 // run does one step on the batch x, y: the forward and backward pass, the
-// gradients clipped to a global norm of clip (0: not clipped), and the AdamW
-// update at learning rate lr. A non-finite loss or gradient norm (or nan,
+// gradients clipped to a global norm of clip (0: not clipped), the AdamW
+// update at learning rate lr, and the position parameters projected back
+// into their domain (model.Project). A non-finite loss or gradient norm (or nan,
 // which tests use to simulate one) stops it before the update, with an
 // error; the weights are then unchanged.
 func (s *stepper) run(x, y []int, clip, lr float64, nan bool) (loss, norm float64, err error) {
@@ -276,6 +278,7 @@ func (s *stepper) run(x, y []int, clip, lr float64, nan bool) (loss, norm float6
 		return loss, norm, fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
 	}
 	s.opt.Update(s.params, s.grads, s.decay, lr)
+	s.m.Project()
 	return loss, norm, nil
 }
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 )
 
@@ -236,5 +238,111 @@ func TestShortRunThroughput(t *testing.T) {
 	}
 	if !(sum.TokensPerSecond > 0) {
 		t.Fatalf("a 2-step run reports %g tokens/s", sum.TokensPerSecond)
+	}
+}
+
+// The learned schemes' parameters (T5's table, KERPLE's and FIRE's) get
+// non-zero gradients, change during training, stay in their domain, get no
+// weight decay, and round-trip through a checkpoint; RoPE adds none.
+func TestLearnedPositionParameters(t *testing.T) {
+	for _, tc := range []struct {
+		pos    string
+		params []string
+	}{
+		{model.PosT5, []string{"pos.t5.weight"}},
+		{model.PosKerple, []string{"layers.0.attn.kerple"}},
+		{model.PosFire, []string{"layers.0.attn.fire"}},
+		{model.PosRoPE, nil},
+	} {
+		t.Run(tc.pos, func(t *testing.T) {
+			cfg := microConfig(t, tc.pos, 12)
+			corpus, trainTok, _, err := LoadData(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := newState(cfg, corpus, trainTok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := st.model.Weights
+			var found []string
+			for _, name := range w.Names {
+				if w.IsPosition(name) {
+					found = append(found, name)
+				}
+			}
+			if fmt.Sprint(found) != fmt.Sprint(tc.params) {
+				t.Fatalf("position parameters %v, want %v", found, tc.params)
+			}
+			before := map[string][]float32{}
+			for _, name := range found {
+				before[name] = append([]float32(nil), w.Data(name)...)
+				if w.Decays(name) {
+					t.Errorf("%s gets weight decay", name)
+				}
+			}
+			g, err := st.model.NewGraph(cfg.Train.Batch, cfg.Model.TrainLen, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			step := newStepper(st.model, st.opt, g)
+			x, y := make([]int, cfg.Train.Batch*cfg.Model.TrainLen), make([]int, cfg.Train.Batch*cfg.Model.TrainLen)
+			for i := 0; i < 5; i++ {
+				st.sampler.Next(x, y)
+				if _, _, err := step.run(x, y, 1, 0.01, false); err != nil {
+					t.Fatal(err)
+				}
+				for k, name := range w.Names {
+					if w.IsPosition(name) && i == 0 {
+						var norm float64
+						for _, v := range step.grads[k] {
+							norm += float64(v) * float64(v)
+						}
+						if !(norm > 0) {
+							t.Errorf("%s has a zero gradient", name)
+						}
+					}
+				}
+			}
+			for _, name := range found {
+				changed := 0
+				for i, v := range w.Data(name) {
+					if v != before[name][i] {
+						changed++
+					}
+				}
+				if changed == 0 {
+					t.Errorf("%s did not change in 5 steps", name)
+				}
+			}
+			if tc.pos == model.PosKerple {
+				for _, v := range w.Data("layers.0.attn.kerple") {
+					if !(v >= layers.KerpleMin) {
+						t.Errorf("KERPLE parameter %g left its domain", v)
+					}
+				}
+			}
+			// A checkpoint round-trips every parameter bit for bit.
+			path := filepath.Join(t.TempDir(), "c.safetensors")
+			if err := model.SaveCheckpoint(path, model.NewCheckpoint(st.model)); err != nil {
+				t.Fatal(err)
+			}
+			c, err := model.LoadCheckpoint(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range w.Names {
+				a, b := w.Data(name), c.Weights.Data(name)
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+						t.Fatalf("%s[%d] changed in the checkpoint", name, i)
+					}
+				}
+				if c.Weights.IsPosition(name) != w.IsPosition(name) {
+					t.Fatalf("%s: position flag lost in the checkpoint", name)
+				}
+			}
+		})
 	}
 }

@@ -44,7 +44,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong type", []string{"--config", cfg("type.yaml", strings.Replace(good, "d_model: 16", "d_model: big", 1))}, "big"},
 		{"d_model not divisible", []string{"--config", cfg("div.yaml", strings.Replace(good, "n_heads: 2", "n_heads: 3", 1))}, "divisible"},
 		{"zero size", []string{"--config", cfg("zero.yaml", strings.Replace(good, "n_layers: 1", "n_layers: 0", 1))}, "n_layers"},
-		{"unknown pos flag", []string{"--config", cfg("ok.yaml", good), "--pos", "rope"}, "model.pos"},
+		{"unknown pos flag", []string{"--config", cfg("ok.yaml", good), "--pos", "xpos"}, "model.pos"},
 		{"zero steps", []string{"--config", cfg("ok2.yaml", good), "--steps", "0"}, "--steps"},
 		{"train_len longer than corpus", []string{"--config", cfg("long.yaml", strings.Replace(good, "train_len: 16", "train_len: 4000", 1))}, "shorter than one window"},
 		{"missing corpus", []string{"--config", cfg("nocorpus.yaml", strings.Replace(good, corpus, filepath.Join(dir, "missing.txt"), 1))}, "missing.txt"},
