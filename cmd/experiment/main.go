@@ -60,7 +60,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var o options
 	flags.StringVar(&o.configPath, "config", "configs/tiny.yaml", "run config (YAML) shared by every run")
 	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of alibi, sinusoidal, none, rope, t5, kerple and fire")
-	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos> (<out>/<pos>-seed<S> with --seeds)")
+	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos>, or <out>/<pos>-seed<S> for a seed other than the config's")
 	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
 	flags.StringVar(&o.seedList, "seeds", "", "comma-separated seeds: train every scheme once per seed (default: the config's seed)")
 	flags.IntVar(&o.steps, "steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
@@ -204,7 +204,9 @@ func grid(cfg train.Config, o options) []cell {
 			c := cfg
 			c.Model.Pos, c.Model.Seed, c.Name = pos, s, pos
 			c.Out = filepath.Join(o.out, pos)
-			if o.seeds != nil {
+			if s != cfg.Model.Seed {
+				// The config's own seed keeps the plain directory, so that
+				// an experiment without --seeds finds its runs.
 				c.Name = fmt.Sprintf("%s-seed%d", pos, s)
 				c.Out = filepath.Join(o.out, c.Name)
 			}

@@ -170,7 +170,8 @@ func TestExperimentShards(t *testing.T) {
 	}
 	// Grid order: alibi-1, alibi-2, sinusoidal-1, sinusoidal-2, none-1, none-2;
 	// shard k takes indices k-1 and k+2.
-	owner := map[string]int{"alibi-seed1": 1, "alibi-seed2": 2, "sinusoidal-seed1": 3, "sinusoidal-seed2": 1, "none-seed1": 2, "none-seed2": 3}
+	// Seed 1 is the config's own: its runs keep the plain directories.
+	owner := map[string]int{"alibi": 1, "alibi-seed2": 2, "sinusoidal": 3, "sinusoidal-seed2": 1, "none": 2, "none-seed2": 3}
 	for run, k := range owner {
 		if n := strings.Count(logs[k-1].String(), run+": training into"); n != 1 {
 			t.Errorf("%s trained %d times by shard %d", run, n, k)
@@ -227,5 +228,10 @@ func TestExperimentShards(t *testing.T) {
 	again, _ := os.ReadFile(filepath.Join(out, "report.json"))
 	if !bytes.Equal(again, sharded) {
 		t.Error("the one-process report differs from the sharded one")
+	}
+	// Without --seeds, the config's seed: the same directories, reused.
+	e.Reset()
+	if code := command([]string{"--config", cfg, "--pos", "alibi,none", "--out", out, "--mults", "1,2", "--max-tokens", "60", "--report-only"}, &o, &e); code != 0 {
+		t.Fatalf("the config's seed alone: exit %d: %s", code, e.String())
 	}
 }
