@@ -74,7 +74,12 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	}
 
 	g := geom()
-	if threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops {
+	threaded := threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops
+	if !threaded && useSmallM(transA, m) {
+		smallM(g, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if threaded {
 		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 			return
 		}
