@@ -193,7 +193,12 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 		w.s, w.m, w.l = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq)
 	}
 	perSeq := heads * qTiles
-	parallelWorkers(len(seqs)*perSeq, 1, func(wk, _, lo, hi int) {
+	units := len(seqs) * perSeq
+	minChunk := 1
+	if flashForwardWork(seqs, qLen, heads, dHead) < flashSerialWork {
+		minChunk = units // one chunk, run on the calling goroutine
+	}
+	parallelWorkers(units, minChunk, func(wk, _, lo, hi int) {
 		for u := lo; u < hi; u++ {
 			s, h, qt := u/perSeq, u%perSeq/qTiles, u%qTiles
 			i0 := qt * bq
@@ -204,6 +209,23 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 			t.forward(i0, min(qLen, i0+bq), bk, fs.work[wk])
 		}
 	})
+}
+
+// flashSerialWork is the number of multiply-adds below which flashForward
+// runs on the calling goroutine: waking another core costs more than it
+// saves on smaller calls (measured with model's BenchmarkDecode: one
+// generated token at context 1024 is 128K multiply-adds per layer).
+var flashSerialWork = 1 << 20
+
+// flashForwardWork is the number of multiply-adds of a flashForward call,
+// the scores and the output of every visible (query, key) pair, with
+// causal masking ignored.
+func flashForwardWork[T float](seqs []flashSeq[T], qLen, heads, dHead int) int {
+	n := 0
+	for _, s := range seqs {
+		n += qLen * (s.offset + qLen)
+	}
+	return 2 * n * heads * dHead
 }
 
 // flashHead is one (sequence, head) of a kernel call: the data the tile
