@@ -16,7 +16,8 @@ type opBase struct {
 	key   string
 	arity int
 	typ   hm.Type
-	out   *tensor.Dense // the output buffer, reused from run to run
+	out   *tensor.Dense   // the output buffer, reused from run to run
+	ins   []*tensor.Dense // the inputs of the current run (denseAll)
 }
 
 func (o opBase) Arity() int            { return o.arity }

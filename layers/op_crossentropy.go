@@ -79,11 +79,13 @@ func (o *crossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	nll := make([]float64, len(ids))
-	switch x := l.Data().(type) {
-	case []float32:
+	switch l.Dtype() {
+	case tensor.Float32:
+		x := elems[float32](l)
 		TokenNLL(x, l.Shape()[1], ids, nll)
 		return G.NewF32(float32(mean(nll))), nil
-	case []float64:
+	case tensor.Float64:
+		x := elems[float64](l)
 		TokenNLL(x, l.Shape()[1], ids, nll)
 		return G.NewF64(mean(nll)), nil
 	}
@@ -179,11 +181,13 @@ func (o *crossEntropyGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	out := o.output(l.Dtype(), l.Shape()...)
 	scale := g / float64(len(ids))
-	switch x := l.Data().(type) {
-	case []float32:
-		xentBackward(x, l.Shape()[1], ids, scale, out.Data().([]float32))
-	case []float64:
-		xentBackward(x, l.Shape()[1], ids, scale, out.Data().([]float64))
+	switch l.Dtype() {
+	case tensor.Float32:
+		x := elems[float32](l)
+		xentBackward(x, l.Shape()[1], ids, scale, elems[float32](out))
+	case tensor.Float64:
+		x := elems[float64](l)
+		xentBackward(x, l.Shape()[1], ids, scale, elems[float64](out))
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, l.Dtype())
 	}

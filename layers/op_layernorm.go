@@ -58,7 +58,7 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +71,13 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 		stats = o.stats
 	}
 	out := o.output(ts[0].Dtype(), ts[0].Shape()...)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		lnForward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), d, stats)
-	case []float64:
-		lnForward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), d, stats)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		lnForward(x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), d, stats)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		lnForward(x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), d, stats)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -177,7 +179,7 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +193,12 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("%s: the x gradient has not run", o.key)
 		}
 		out := o.output(ts[0].Dtype(), d)
-		switch g := out.Data().(type) {
-		case []float32:
+		switch out.Dtype() {
+		case tensor.Float32:
+			g := elems[float32](out)
 			convert(src, g)
-		case []float64:
+		case tensor.Float64:
+			g := elems[float64](out)
 			copy(g, src)
 		}
 		return out, nil
@@ -206,11 +210,13 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 		o.fwd.dGamma, o.fwd.dBeta = make([]float64, d), make([]float64, d)
 	}
 	out := o.output(ts[0].Dtype(), rows, d)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		lnBackward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
-	case []float64:
-		lnBackward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		lnBackward(x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		lnBackward(x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}

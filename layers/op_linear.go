@@ -52,17 +52,19 @@ func (o *linearOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
 	n, k, m := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
 	out := o.output(ts[0].Dtype(), n, m)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		linearForward(x, ts[1].Data().([]float32), biasData[float32](ts), out.Data().([]float32), n, k, m)
-	case []float64:
-		linearForward(x, ts[1].Data().([]float64), biasData[float64](ts), out.Data().([]float64), n, k, m)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		linearForward(x, elems[float32](ts[1]), biasData[float32](ts), elems[float32](out), n, k, m)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		linearForward(x, elems[float64](ts[1]), biasData[float64](ts), elems[float64](out), n, k, m)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -73,7 +75,7 @@ func biasData[T float](ts []*tensor.Dense) []T {
 	if len(ts) < 3 {
 		return nil
 	}
-	return ts[2].Data().([]T)
+	return elems[T](ts[2])
 }
 
 // linearForward sets y = x w (+ b): the bias is copied into every row first
@@ -137,17 +139,19 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
 	n, k, m := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
 	out := o.output(ts[0].Dtype(), ts[o.wrt].Shape()...)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		linearBackward(o.wrt, x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), n, k, m)
-	case []float64:
-		linearBackward(o.wrt, x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), n, k, m)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		linearBackward(o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		linearBackward(o.wrt, x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), n, k, m)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
