@@ -163,9 +163,9 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T],
 	if !ok {
 		return nil, fmt.Errorf("%s: a key/value cache holds float32 only", o.key)
 	}
-	if len(o.cfg.Cache.pos.active) != c.batch || o.cfg.Cache.d != c.d {
-		return nil, fmt.Errorf("%s: %d sequences of width %d are selected in the cache, the input has %d of width %d",
-			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, c.batch, c.d)
+	if len(o.cfg.Cache.pos.active) != c.batch || o.cfg.Cache.d != c.d || o.cfg.Cache.heads != o.cfg.Heads {
+		return nil, fmt.Errorf("%s: %d sequences of width %d in %d heads are selected in the cache, the input has %d of width %d",
+			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, o.cfg.Cache.heads, c.batch, c.d)
 	}
 	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen)
 	return any(seqs).([]flashSeq[T]), err

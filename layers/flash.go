@@ -28,11 +28,30 @@ import (
 // query rows are at absolute positions offset..offset+qLen-1; k and v have
 // kLen = offset+qLen rows at positions 0..kLen-1 (a key/value cache followed
 // by the new tokens); o receives qLen output rows. ld* are row strides in
-// elements; head h uses columns h*dHead..(h+1)*dHead-1 of every row.
+// elements; head h uses columns h*dHead..(h+1)*dHead-1 of every row of q
+// and o, and of k and v unless hk and hv are set: then the heads of k (v)
+// are stored one after the other, head h's rows starting at h*hk (h*hv).
 type flashSeq[T float] struct {
 	q, k, v, o         []T
 	ldq, ldk, ldv, ldo int
 	offset             int
+	hk, hv             int
+}
+
+// kAt is the index in k of the first element of head h of key j.
+func (s *flashSeq[T]) kAt(j, h, dHead int) int {
+	if s.hk == 0 {
+		return j*s.ldk + h*dHead
+	}
+	return h*s.hk + j*s.ldk
+}
+
+// vAt is the index in v of the first element of head h of value j.
+func (s *flashSeq[T]) vAt(j, h, dHead int) int {
+	if s.hv == 0 {
+		return j*s.ldv + h*dHead
+	}
+	return h*s.hv + j*s.ldv
 }
 
 // flashGradSeq holds one sequence's gradients for flashBackward: do (qLen
@@ -246,14 +265,14 @@ func (t *flashHead[T]) col() int { return t.h * t.dHead }
 // i0..i0+nr-1 and keys j0..j0+kn-1.
 func (t *flashHead[T]) scores(s []T, ld, i0, nr, j0, kn int) {
 	c, sq := t.col(), t.seq
-	gemm(false, true, nr, kn, t.dHead, t.scale, sq.q[i0*sq.ldq+c:], sq.ldq, sq.k[j0*sq.ldk+c:], sq.ldk, 0, s, ld)
+	gemm(false, true, nr, kn, t.dHead, t.scale, sq.q[i0*sq.ldq+c:], sq.ldq, sq.k[sq.kAt(j0, t.h, t.dHead):], sq.ldk, 0, s, ld)
 }
 
 // addPV adds P V to output rows i0..i0+nr-1, P being nr x kn (row stride
 // ld) and V the values of keys j0..j0+kn-1.
 func (t *flashHead[T]) addPV(p []T, ld, i0, nr, j0, kn int) {
 	c, sq := t.col(), t.seq
-	gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.v[j0*sq.ldv+c:], sq.ldv, 1, sq.o[i0*sq.ldo+c:], sq.ldo)
+	gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.v[sq.vAt(j0, t.h, t.dHead):], sq.ldv, 1, sq.o[i0*sq.ldo+c:], sq.ldo)
 }
 
 // visible returns how many keys from j0 on the query at position pos sees,
@@ -481,7 +500,7 @@ func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 	}
 	do := g.do[i0*g.lddo+c:]
 	gemm(true, false, kn, dh, nr, 1, p, ld, do, g.lddo, 1, g.dv[j0*g.lddv+c:], g.lddv)
-	gemm(false, true, nr, kn, dh, 1, do, g.lddo, sq.v[j0*sq.ldv+c:], sq.ldv, 0, dp, ld)
+	gemm(false, true, nr, kn, dh, 1, do, g.lddo, sq.v[sq.vAt(j0, t.h, dh):], sq.ldv, 0, dp, ld)
 	for r := 0; r < nr; r++ {
 		pos := sq.offset + i0 + r
 		n := visible(pos, j0, kn)
@@ -491,7 +510,7 @@ func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 			lb.accumulate(acc, t.h, pos, j0, ds)
 		}
 	}
-	gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.k[j0*sq.ldk+c:], sq.ldk, 1, g.dq[i0*g.lddq+c:], g.lddq)
+	gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.k[sq.kAt(j0, t.h, dh):], sq.ldk, 1, g.dq[i0*g.lddq+c:], g.lddq)
 	gemm(true, false, kn, dh, nr, t.scale, p, ld, sq.q[i0*sq.ldq+c:], sq.ldq, 1, g.dk[j0*g.lddk+c:], g.lddk)
 }
 

@@ -191,8 +191,9 @@ func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale flo
 				mx := math.Inf(-1)
 				for j := range scores {
 					var dp float64
-					for c := h * dHead; c < (h+1)*dHead; c++ {
-						dp += float64(sq.q[i*sq.ldq+c]) * float64(sq.k[j*sq.ldk+c])
+					kj := sq.k[sq.kAt(j, h, dHead):]
+					for c := 0; c < dHead; c++ {
+						dp += float64(sq.q[i*sq.ldq+h*dHead+c]) * float64(kj[c])
 					}
 					scores[j] = scale*dp + float64(bd[(hb*qLen+i)*kLen+j])
 					mx = math.Max(mx, scores[j])
@@ -206,7 +207,7 @@ func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale flo
 				out := o[(s*qLen+i)*d+h*dHead:][:dHead]
 				for j, p := range scores {
 					for c := range out {
-						out[c] += p / sum * float64(sq.v[j*sq.ldv+h*dHead+c])
+						out[c] += p / sum * float64(sq.v[sq.vAt(j, h, dHead)+c])
 					}
 				}
 			}
