@@ -211,29 +211,48 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 	for _, w := range fs.work {
 		w.s, w.m, w.l = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq)
 	}
-	perSeq := heads * qTiles
-	units := len(seqs) * perSeq
-	minChunk := 1
+	call := flashForwardCall[T]{seqs: seqs, qLen: qLen, heads: heads, dHead: dHead, qTiles: qTiles, bq: bq, bk: bk,
+		scale: scale, bias: bias, lse: lse, work: fs.work}
+	units := len(seqs) * heads * qTiles
 	if flashForwardWork(seqs, qLen, heads, dHead) < flashSerialWork {
-		minChunk = units // one chunk, run on the calling goroutine
+		call.units(0, 0, units) // on the calling goroutine, without a closure to allocate
+		return
 	}
-	parallelWorkers(units, minChunk, func(wk, _, lo, hi int) {
-		for u := lo; u < hi; u++ {
-			s, h, qt := u/perSeq, u%perSeq/qTiles, u%qTiles
-			i0 := qt * bq
-			t := flashHead[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias}
-			if lse != nil {
-				t.lse = lse[(s*heads+h)*qLen:][:qLen]
-			}
-			t.forward(i0, min(qLen, i0+bq), bk, fs.work[wk])
+	shared := call
+	parallelWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
+}
+
+// flashForwardCall holds what the units of work of a flashForward call
+// share.
+type flashForwardCall[T float] struct {
+	seqs                               []flashSeq[T]
+	qLen, heads, dHead, qTiles, bq, bk int
+	scale                              T
+	bias                               tileBias[T]
+	lse                                []T
+	work                               []*flashWork[T]
+}
+
+// units runs units lo..hi-1, (sequence, head, query tile) in row-major
+// order, with worker wk's scratch.
+func (c *flashForwardCall[T]) units(wk, lo, hi int) {
+	perSeq := c.heads * c.qTiles
+	for u := lo; u < hi; u++ {
+		s, h, qt := u/perSeq, u%perSeq/c.qTiles, u%c.qTiles
+		i0 := qt * c.bq
+		t := flashHead[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias}
+		if c.lse != nil {
+			t.lse = c.lse[(s*c.heads+h)*c.qLen:][:c.qLen]
 		}
-	})
+		t.forward(i0, min(c.qLen, i0+c.bq), c.bk, c.work[wk])
+	}
 }
 
 // flashSerialWork is the number of multiply-adds below which flashForward
 // runs on the calling goroutine: waking another core costs more than it
-// saves on smaller calls (measured with model's BenchmarkDecode: one
-// generated token at context 1024 is 128K multiply-adds per layer).
+// saves on smaller calls (measured with model's BenchmarkDecode on a
+// loaded machine: one generated token of the tiny model is 256 multiply-adds
+// per layer and key, so up to 4K of context runs on one core).
 var flashSerialWork = 1 << 20
 
 // flashForwardWork is the number of multiply-adds of a flashForward call,

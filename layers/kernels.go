@@ -22,6 +22,13 @@ type float interface{ ~float32 | ~float64 }
 // stay bit-identical from run to run).
 func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) { parallel.Chunks(n, minChunk, fn) }
 
+// serial reports whether parallelChunks(n, minChunk, ...) would run one
+// chunk. Callers then run the loop directly: the closure they would hand to
+// parallelChunks escapes to the heap on every call (with the dictionary of
+// a generic function), which was most of the allocations of a one-token
+// decoding step.
+func serial(n, minChunk int) bool { return parallel.NumChunks(n, minChunk) <= 1 }
+
 // parallelWorkers is parallelChunks that also tells fn which worker runs the
 // chunk, so that each can use its own scratch buffer.
 func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {

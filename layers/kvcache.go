@@ -55,8 +55,9 @@ type KVCache struct {
 	pos          *Positions
 	d            int // the model width: heads * dHead
 	heads, dHead int
-	k, v         [][]float32 // per sequence: heads blocks of rows[b] rows of dHead
-	rows         []int       // the rows each of the sequence's blocks has room for
+	k, v         [][]float32         // per sequence: heads blocks of rows[b] rows of dHead
+	rows         []int               // the rows each of the sequence's blocks has room for
+	seqs         []flashSeq[float32] // store's result, reused
 }
 
 // NewKVCache returns an empty cache of keys and values of width d (the
@@ -100,8 +101,8 @@ func (c *KVCache) reserve(b, n, need int) {
 // store copies the keys and values of qLen new rows per selected sequence
 // from qkv (one block of qLen rows of width 3d per batch row, as the
 // attention op receives them) into the cache after the sequence's cached
-// rows, and returns the kernel's views: the new queries against every
-// cached key and value, the output rows in out. The positions are not
+// rows, and returns the kernel's views (valid until the next call): the new
+// queries against every cached key and value, the output rows in out. The positions are not
 // advanced: the decoder does it once every layer has run.
 func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], error) {
 	active := c.pos.active
@@ -109,7 +110,8 @@ func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], erro
 	if len(qkv) != len(active)*qLen*3*d {
 		return nil, fmt.Errorf("attention cache: %d values are not %d sequences of %d rows of width 3 x %d", len(qkv), len(active), qLen, d)
 	}
-	seqs := make([]flashSeq[float32], len(active))
+	c.seqs = resize(c.seqs, len(active))
+	seqs := c.seqs
 	for r, b := range active {
 		n := c.pos.Len[b]
 		c.reserve(b, n, n+qLen)

@@ -44,7 +44,7 @@ func xentInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, err := indices(key, vals[1], "target", l.Shape()[1], fmt.Sprintf("vocabulary of %d", l.Shape()[1]))
+	ids, err := indices(key, vals[1], "target", l.Shape()[1], "vocabulary of %d")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,19 +52,20 @@ func xentInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 }
 
 // indices reads v as an Int tensor of indices, each in [0, n); what names
-// one index and where names the range in errors.
+// one index and where names the range in errors: a format whose one verb
+// takes n.
 func indices(key string, v G.Value, what string, n int, where string) ([]int, error) {
 	t, err := dense(key, v)
 	if err != nil {
 		return nil, err
 	}
-	ids, ok := t.Data().([]int)
-	if !ok {
+	if t.Dtype() != tensor.Int {
 		return nil, fmt.Errorf("%s: %ss must be int, got %v", key, what, t.Dtype())
 	}
+	ids := elems[int](t)
 	for i, id := range ids {
 		if id < 0 || id >= n {
-			return nil, fmt.Errorf("%s: %s %d at position %d is outside the %s", key, what, id, i, where)
+			return nil, fmt.Errorf("%s: %s %d at position %d is outside the "+where, key, what, id, i, n)
 		}
 	}
 	return ids, nil

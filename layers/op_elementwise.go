@@ -77,6 +77,10 @@ func mapParallel[T float](x, out []T, f func(float64) float64) {
 // gelu32 and geluBackward32 are the float32 kernels (vmath: AVX2 where the
 // CPU has it), over fixed chunks in parallel.
 func gelu32(x, out []float32) {
+	if serial(len(x), 4096) {
+		vmath.GELU(out, x)
+		return
+	}
 	parallelChunks(len(x), 4096, func(_, lo, hi int) { vmath.GELU(out[lo:hi], x[lo:hi]) })
 }
 

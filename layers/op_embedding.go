@@ -46,7 +46,7 @@ func embeddingInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, err := indices(key, vals[1], "id", t.Shape()[0], fmt.Sprintf("table of %d rows", t.Shape()[0]))
+	ids, err := indices(key, vals[1], "id", t.Shape()[0], "table of %d rows")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,11 +191,19 @@ func (o *addOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func addVec[T float](a, b, out []T) {
-	parallelChunks(len(a), 16384, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = a[i] + b[i]
-		}
-	})
+	if serial(len(a), 16384) {
+		addRange(a, b, out)
+		return
+	}
+	parallelChunks(len(a), 16384, func(_, lo, hi int) { addRange(a[lo:hi], b[lo:hi], out[lo:hi]) })
+}
+
+// addRange sets out[i] = a[i] + b[i].
+func addRange[T float](a, b, out []T) {
+	a, b = a[:len(out)], b[:len(out)]
+	for i := range out {
+		out[i] = a[i] + b[i]
+	}
 }
 
 func (o *addOp) DiffWRT(int) []bool { return []bool{true, true} }

@@ -127,34 +127,41 @@ func rowStats[T float](x []T) (mean, rstd float64) {
 // except that the sums of the statistics are taken in 16 interleaved partial
 // sums.
 func lnForward[T float](x, gamma, beta, out []T, d int, stats []float64) {
+	if rows := len(x) / d; serial(rows, 64) {
+		lnRows(x, gamma, beta, out, d, stats, 0, rows)
+		return
+	}
+	parallelChunks(len(x)/d, 64, func(_, lo, hi int) { lnRows(x, gamma, beta, out, d, stats, lo, hi) })
+}
+
+// lnRows normalises rows lo..hi-1 (see lnForward).
+func lnRows[T float](x, gamma, beta, out []T, d int, stats []float64, lo, hi int) {
 	x32, is32 := any(x).([]float32)
 	var g32, b32, o32 []float32
 	if is32 {
 		g32, b32, o32 = any(gamma).([]float32), any(beta).([]float32), any(out).([]float32)
 	}
-	parallelChunks(len(x)/d, 64, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			if is32 {
-				xr := x32[r*d : (r+1)*d]
-				mean, sqDev := vmath.Moments(xr)
-				rstd := 1 / math.Sqrt(sqDev/float64(d)+LayerNormEps)
-				if stats != nil {
-					stats[2*r], stats[2*r+1] = mean, rstd
-				}
-				vmath.Normalize(o32[r*d:(r+1)*d], xr, g32, b32, float32(mean), float32(rstd))
-				continue
-			}
-			xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
-			mean, rstd := rowStats(xr)
+	for r := lo; r < hi; r++ {
+		if is32 {
+			xr := x32[r*d : (r+1)*d]
+			mean, sqDev := vmath.Moments(xr)
+			rstd := 1 / math.Sqrt(sqDev/float64(d)+LayerNormEps)
 			if stats != nil {
 				stats[2*r], stats[2*r+1] = mean, rstd
 			}
-			m, s := T(mean), T(rstd)
-			for j, v := range xr {
-				or[j] = (v-m)*s*gamma[j] + beta[j]
-			}
+			vmath.Normalize(o32[r*d:(r+1)*d], xr, g32, b32, float32(mean), float32(rstd))
+			continue
 		}
-	})
+		xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
+		mean, rstd := rowStats(xr)
+		if stats != nil {
+			stats[2*r], stats[2*r+1] = mean, rstd
+		}
+		m, s := T(mean), T(rstd)
+		for j, v := range xr {
+			or[j] = (v-m)*s*gamma[j] + beta[j]
+		}
+	}
 }
 
 // layerNormGradOp computes the gradient of x (wrt 0), gamma (1) or beta (2).

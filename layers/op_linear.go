@@ -84,13 +84,21 @@ func linearForward[T float](x, w, b, y []T, n, k, m int) {
 	beta := T(0)
 	if b != nil {
 		beta = 1
-		parallelChunks(n, 64, func(_, lo, hi int) {
-			for r := lo; r < hi; r++ {
-				copy(y[r*m:(r+1)*m], b)
-			}
-		})
+		if serial(n, 64) {
+			copyRows(y, b, m, 0, n)
+		} else {
+			parallelChunks(n, 64, func(_, lo, hi int) { copyRows(y, b, m, lo, hi) })
+		}
 	}
 	gemmAll(false, false, n, m, k, 1, x, k, w, m, beta, y, m)
+}
+
+// copyRows copies src into rows lo..hi-1 of dst, whose rows have d
+// elements.
+func copyRows[T float](dst, src []T, d, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		copy(dst[r*d:(r+1)*d], src)
+	}
 }
 
 func (o *linearOp) DiffWRT(n int) []bool {
