@@ -79,8 +79,9 @@ GLOBL tailMask<>(SB), RODATA|NOPTR, $256
 // and DX C at the current column block, R10 lda, R12 3*lda, R14 ldb, R8
 // ldc (bytes), SI A at the current k step, DI B at the current k step, R11
 // k steps left, R9 the mask then the C row, R13 scratch, K1-K4 the column
-// masks of the block, Z0-Z15 the accumulators (row i in Z(4i)-Z(4i+3)),
-// Z16-Z19 B, Z20-Z23 A broadcasts, Z30 alpha, Z31 beta.
+// masks of the block, Z0-Z15 the accumulators (row i in Z(4i)-Z(4i+3);
+// one row in a block of 128 columns: Z0-Z7), Z16-Z19 and Z21-Z24 B, Z20-Z23
+// A broadcasts, Z30 alpha, Z31 beta.
 TEXT ·smallN512(SB), NOSPLIT, $0-80
 	MOVQ         n+8(FP), CX
 	MOVQ         a+24(FP), AX
@@ -137,7 +138,13 @@ masked:
 	MOVQ DX, R9
 	MOVQ rows+0(FP), R13
 	CMPQ R13, $2
-	JB   rows1
+	JAE  rows2up
+	CMPQ CX, $128
+	JAE  wide1
+	JMP  rows1
+
+rows2up:
+	CMPQ R13, $2
 	JE   rows2
 	CMPQ R13, $3
 	JE   rows3
@@ -231,6 +238,65 @@ next:
 	VZEROUPPER
 	RET
 
+	// One row, 128 full columns: Z0-Z7 accumulate, Z16-Z23 hold B.
+wide1:
+	VMOVUPS      (DI), Z16
+	VMOVUPS      64(DI), Z17
+	VMOVUPS      128(DI), Z18
+	VMOVUPS      192(DI), Z19
+	VMOVUPS      256(DI), Z21
+	VMOVUPS      320(DI), Z22
+	VMOVUPS      384(DI), Z23
+	VMOVUPS      448(DI), Z24
+	VBROADCASTSS (SI), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VFMADD231PS  Z21, Z20, Z4
+	VFMADD231PS  Z22, Z20, Z5
+	VFMADD231PS  Z23, Z20, Z6
+	VFMADD231PS  Z24, Z20, Z7
+	ADDQ         R14, DI
+	ADDQ         $4, SI
+	DECQ         R11
+	JNZ          wide1
+	VMULPS       Z30, Z0, Z0
+	VMULPS       Z30, Z1, Z1
+	VMULPS       Z30, Z2, Z2
+	VMULPS       Z30, Z3, Z3
+	VMULPS       Z30, Z4, Z4
+	VMULPS       Z30, Z5, Z5
+	VMULPS       Z30, Z6, Z6
+	VMULPS       Z30, Z7, Z7
+	MOVL         beta+76(FP), R13
+	SHLL         $1, R13
+	JZ           wide1z
+	VFMADD231PS  (R9), Z31, Z0
+	VFMADD231PS  64(R9), Z31, Z1
+	VFMADD231PS  128(R9), Z31, Z2
+	VFMADD231PS  192(R9), Z31, Z3
+	VFMADD231PS  256(R9), Z31, Z4
+	VFMADD231PS  320(R9), Z31, Z5
+	VFMADD231PS  384(R9), Z31, Z6
+	VFMADD231PS  448(R9), Z31, Z7
+
+wide1z:
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	VMOVUPS Z2, 128(R9)
+	VMOVUPS Z3, 192(R9)
+	VMOVUPS Z4, 256(R9)
+	VMOVUPS Z5, 320(R9)
+	VMOVUPS Z6, 384(R9)
+	VMOVUPS Z7, 448(R9)
+	ADDQ    $512, BX
+	ADDQ    $512, DX
+	SUBQ    $128, CX
+	JG      block
+	VZEROUPPER
+	RET
+
 // SNSTEP is one k step of the AVX2 small-M kernel: it broadcasts A(p) at SI
 // into Y8, loads the 32 B values at DI into Y4-Y7 with LD (SNLOAD, or
 // SNLOADM for the lanes in the masks Y9-Y12, others zeroed and not read),
@@ -262,9 +328,10 @@ next:
 //
 // See the Go declaration. Register use: CX columns left, AX A, BX B and DX
 // C at the current column block, R14 ldb (bytes), SI A and DI B at the
-// current k step, R11 k steps left, R9 and R13 scratch, Y0-Y3 the
-// accumulators, Y4-Y7 B, Y8 the A broadcast, Y9-Y12 the tail block's lane
-// masks, Y13 C, Y14 alpha, Y15 beta.
+// current k step, R11 k steps left, R9 and R13 scratch, Y0-Y7 the
+// accumulators of a 64-column block, Y0-Y3 those of a 32-column one, whose
+// B is in Y4-Y7, Y8 the A broadcast, Y9-Y12 the tail block's lane masks,
+// Y13 C, Y14 alpha, Y15 beta.
 TEXT ·smallN256(SB), NOSPLIT, $0-56
 	MOVQ         n+0(FP), CX
 	MOVQ         a+16(FP), AX
@@ -274,6 +341,71 @@ TEXT ·smallN256(SB), NOSPLIT, $0-56
 	MOVQ         c+40(FP), DX
 	VBROADCASTSS alpha+48(FP), Y14
 	VBROADCASTSS beta+52(FP), Y15
+
+wide:
+	// Blocks of 64 columns: Y0-Y7 accumulate, B is read by the
+	// multiply-adds.
+	CMPQ   CX, $64
+	JB     full
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   AX, SI
+	MOVQ   BX, DI
+	MOVQ   kb+8(FP), R11
+
+widek:
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS  (DI), Y8, Y0
+	VFMADD231PS  32(DI), Y8, Y1
+	VFMADD231PS  64(DI), Y8, Y2
+	VFMADD231PS  96(DI), Y8, Y3
+	VFMADD231PS  128(DI), Y8, Y4
+	VFMADD231PS  160(DI), Y8, Y5
+	VFMADD231PS  192(DI), Y8, Y6
+	VFMADD231PS  224(DI), Y8, Y7
+	ADDQ         R14, DI
+	ADDQ         $4, SI
+	DECQ         R11
+	JNZ          widek
+	VMULPS       Y14, Y0, Y0
+	VMULPS       Y14, Y1, Y1
+	VMULPS       Y14, Y2, Y2
+	VMULPS       Y14, Y3, Y3
+	VMULPS       Y14, Y4, Y4
+	VMULPS       Y14, Y5, Y5
+	VMULPS       Y14, Y6, Y6
+	VMULPS       Y14, Y7, Y7
+	MOVL         beta+52(FP), R13
+	SHLL         $1, R13 // drop the sign bit: +0 and -0 both mean "overwrite"
+	JZ           widest
+	VFMADD231PS  (DX), Y15, Y0
+	VFMADD231PS  32(DX), Y15, Y1
+	VFMADD231PS  64(DX), Y15, Y2
+	VFMADD231PS  96(DX), Y15, Y3
+	VFMADD231PS  128(DX), Y15, Y4
+	VFMADD231PS  160(DX), Y15, Y5
+	VFMADD231PS  192(DX), Y15, Y6
+	VFMADD231PS  224(DX), Y15, Y7
+
+widest:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ    $256, BX
+	ADDQ    $256, DX
+	SUBQ    $64, CX
+	JMP     wide
 
 full:
 	CMPQ   CX, $32
