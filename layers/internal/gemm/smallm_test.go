@@ -104,7 +104,7 @@ func TestSmallMNoOverread(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(23))
 		for m := 1; m <= smallMRows; m++ {
-			for _, n := range []int{1, 7, 9, 31, 33, 63, 65, 100} {
+			for _, n := range []int{1, 7, 9, 31, 33, 63, 65, 100, 128, 129, 257} {
 				for _, k := range []int{1, 3, 9, 33, 300} {
 					for _, tB := range []bool{false, true} {
 						for _, pad := range []int{0, 1} {
