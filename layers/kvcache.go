@@ -102,8 +102,8 @@ func (c *KVCache) reserve(b, n, need int) {
 // from qkv (one block of qLen rows of width 3d per batch row, as the
 // attention op receives them) into the cache after the sequence's cached
 // rows, and returns the kernel's views (valid until the next call): the new
-// queries against every cached key and value, the output rows in out. The positions are not
-// advanced: the decoder does it once every layer has run.
+// queries against every cached key and value, the output rows in out. The
+// positions are not advanced: the decoder does it once every layer has run.
 func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], error) {
 	active := c.pos.active
 	d, dh := c.d, c.dHead
