@@ -96,9 +96,9 @@ func AlibiBias(slopes []float32, qLen, kLen, offset int, causal bool) *tensor.De
 func CausalMask(qLen, kLen, offset int) *tensor.Dense {
 	b := AlibiBias([]float32{0}, qLen, kLen, offset, true)
 	// -0 * d is -0; normalise to +0 so the mask prints and compares cleanly.
-	for i, v := range b.Data().([]float32) {
+	for i, v := range elems[float32](b) {
 		if v == 0 {
-			b.Data().([]float32)[i] = 0
+			elems[float32](b)[i] = 0
 		}
 	}
 	return b

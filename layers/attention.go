@@ -116,7 +116,7 @@ func (o *attentionOp) inputs(vals []G.Value) (attnCall, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return c, err
 	}
-	ds, err := denseAll(o.key, vals)
+	ds, err := o.denseAll(vals)
 	if err != nil {
 		return c, err
 	}
@@ -137,11 +137,13 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := o.output(c.qkv.Dtype(), c.qkv.Shape()[0], c.d)
-	switch q := c.qkv.Data().(type) {
-	case []float32:
-		err = attnForwardOp(o, c, q, out.Data().([]float32))
-	case []float64:
-		err = attnForwardOp(o, c, q, out.Data().([]float64))
+	switch c.qkv.Dtype() {
+	case tensor.Float32:
+		q := elems[float32](c.qkv)
+		err = attnForwardOp(o, c, q, elems[float32](out))
+	case tensor.Float64:
+		q := elems[float64](c.qkv)
+		err = attnForwardOp(o, c, q, elems[float64](out))
 	default:
 		err = fmt.Errorf("%s: unsupported dtype %v", o.key, c.qkv.Dtype())
 	}
@@ -161,9 +163,9 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T],
 	if !ok {
 		return nil, fmt.Errorf("%s: a key/value cache holds float32 only", o.key)
 	}
-	if len(o.cfg.Cache.pos.active) != c.batch || o.cfg.Cache.d != c.d {
-		return nil, fmt.Errorf("%s: %d sequences of width %d are selected in the cache, the input has %d of width %d",
-			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, c.batch, c.d)
+	if len(o.cfg.Cache.pos.active) != c.batch || o.cfg.Cache.d != c.d || o.cfg.Cache.heads != o.cfg.Heads {
+		return nil, fmt.Errorf("%s: %d sequences of width %d in %d heads are selected in the cache, the input has %d of width %d",
+			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, o.cfg.Cache.heads, c.batch, c.d)
 	}
 	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen)
 	return any(seqs).([]flashSeq[T]), err
@@ -255,7 +257,7 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ds, err := denseAll(o.key, vals)
+	ds, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -267,11 +269,13 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	dqkv := o.output(c.qkv.Dtype(), c.qkv.Shape()...)
-	switch q := c.qkv.Data().(type) {
-	case []float32:
-		err = attnBackwardOp(o, c, q, ds[1].Data().([]float32), ds[2].Data().([]float32), dqkv.Data().([]float32))
-	case []float64:
-		err = attnBackwardOp(o, c, q, ds[1].Data().([]float64), ds[2].Data().([]float64), dqkv.Data().([]float64))
+	switch c.qkv.Dtype() {
+	case tensor.Float32:
+		q := elems[float32](c.qkv)
+		err = attnBackwardOp(o, c, q, elems[float32](ds[1]), elems[float32](ds[2]), elems[float32](dqkv))
+	case tensor.Float64:
+		q := elems[float64](c.qkv)
+		err = attnBackwardOp(o, c, q, elems[float64](ds[1]), elems[float64](ds[2]), elems[float64](dqkv))
 	default:
 		err = fmt.Errorf("%s: unsupported dtype %v", o.key, c.qkv.Dtype())
 	}

@@ -296,7 +296,7 @@ func TestAttentionRejects(t *testing.T) {
 		{"parameters without scheme", slopes, AttentionConfig{Heads: 2, QueryLen: 8}},
 		{"slopes for 3 heads, 2 heads", slopes, AttentionConfig{Heads: 2, QueryLen: 8, Bias: AlibiScheme{}}},
 		{"full bias of the wrong length", full, AttentionConfig{Heads: 2, QueryLen: 4, Bias: FullBiasScheme{}}},
-		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, Bias: FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 4)}},
+		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, Bias: FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 2, 4)}},
 	} {
 		if _, err := Attention(qkv, tc.params, tc.cfg); err == nil {
 			t.Errorf("%s: no error", tc.name)

@@ -28,11 +28,30 @@ import (
 // query rows are at absolute positions offset..offset+qLen-1; k and v have
 // kLen = offset+qLen rows at positions 0..kLen-1 (a key/value cache followed
 // by the new tokens); o receives qLen output rows. ld* are row strides in
-// elements; head h uses columns h*dHead..(h+1)*dHead-1 of every row.
+// elements; head h uses columns h*dHead..(h+1)*dHead-1 of every row of q
+// and o, and of k and v unless hk and hv are set: then the heads of k (v)
+// are stored one after the other, head h's rows starting at h*hk (h*hv).
 type flashSeq[T float] struct {
 	q, k, v, o         []T
 	ldq, ldk, ldv, ldo int
 	offset             int
+	hk, hv             int
+}
+
+// kAt is the index in k of the first element of head h of key j.
+func (s *flashSeq[T]) kAt(j, h, dHead int) int {
+	if s.hk == 0 {
+		return j*s.ldk + h*dHead
+	}
+	return h*s.hk + j*s.ldk
+}
+
+// vAt is the index in v of the first element of head h of value j.
+func (s *flashSeq[T]) vAt(j, h, dHead int) int {
+	if s.hv == 0 {
+		return j*s.ldv + h*dHead
+	}
+	return h*s.hv + j*s.ldv
 }
 
 // flashGradSeq holds one sequence's gradients for flashBackward: do (qLen
@@ -192,18 +211,59 @@ func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, 
 	for _, w := range fs.work {
 		w.s, w.m, w.l = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq)
 	}
-	perSeq := heads * qTiles
-	parallelWorkers(len(seqs)*perSeq, 1, func(wk, _, lo, hi int) {
-		for u := lo; u < hi; u++ {
-			s, h, qt := u/perSeq, u%perSeq/qTiles, u%qTiles
-			i0 := qt * bq
-			t := flashHead[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias}
-			if lse != nil {
-				t.lse = lse[(s*heads+h)*qLen:][:qLen]
-			}
-			t.forward(i0, min(qLen, i0+bq), bk, fs.work[wk])
+	call := flashForwardCall[T]{seqs: seqs, qLen: qLen, heads: heads, dHead: dHead, qTiles: qTiles, bq: bq, bk: bk,
+		scale: scale, bias: bias, lse: lse, work: fs.work}
+	units := len(seqs) * heads * qTiles
+	if flashForwardWork(seqs, qLen, heads, dHead) < flashSerialWork {
+		call.units(0, 0, units) // on the calling goroutine, without a closure to allocate
+		return
+	}
+	shared := call
+	parallelWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
+}
+
+// flashForwardCall holds what the units of work of a flashForward call
+// share.
+type flashForwardCall[T float] struct {
+	seqs                               []flashSeq[T]
+	qLen, heads, dHead, qTiles, bq, bk int
+	scale                              T
+	bias                               tileBias[T]
+	lse                                []T
+	work                               []*flashWork[T]
+}
+
+// units runs units lo..hi-1, (sequence, head, query tile) in row-major
+// order, with worker wk's scratch.
+func (c *flashForwardCall[T]) units(wk, lo, hi int) {
+	perSeq := c.heads * c.qTiles
+	for u := lo; u < hi; u++ {
+		s, h, qt := u/perSeq, u%perSeq/c.qTiles, u%c.qTiles
+		i0 := qt * c.bq
+		t := flashHead[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias}
+		if c.lse != nil {
+			t.lse = c.lse[(s*c.heads+h)*c.qLen:][:c.qLen]
 		}
-	})
+		t.forward(i0, min(c.qLen, i0+c.bq), c.bk, c.work[wk])
+	}
+}
+
+// flashSerialWork is the number of multiply-adds below which flashForward
+// runs on the calling goroutine: waking another core costs more than it
+// saves on smaller calls (measured with model's BenchmarkDecode on a
+// loaded machine: one generated token of the tiny model is 256 multiply-adds
+// per layer and key, so up to 4K of context runs on one core).
+var flashSerialWork = 1 << 20
+
+// flashForwardWork is the number of multiply-adds of a flashForward call,
+// the scores and the output of every visible (query, key) pair, with
+// causal masking ignored.
+func flashForwardWork[T float](seqs []flashSeq[T], qLen, heads, dHead int) int {
+	n := 0
+	for _, s := range seqs {
+		n += qLen * (s.offset + qLen)
+	}
+	return 2 * n * heads * dHead
 }
 
 // flashHead is one (sequence, head) of a kernel call: the data the tile
@@ -224,14 +284,14 @@ func (t *flashHead[T]) col() int { return t.h * t.dHead }
 // i0..i0+nr-1 and keys j0..j0+kn-1.
 func (t *flashHead[T]) scores(s []T, ld, i0, nr, j0, kn int) {
 	c, sq := t.col(), t.seq
-	gemm(false, true, nr, kn, t.dHead, t.scale, sq.q[i0*sq.ldq+c:], sq.ldq, sq.k[j0*sq.ldk+c:], sq.ldk, 0, s, ld)
+	gemm(false, true, nr, kn, t.dHead, t.scale, sq.q[i0*sq.ldq+c:], sq.ldq, sq.k[sq.kAt(j0, t.h, t.dHead):], sq.ldk, 0, s, ld)
 }
 
 // addPV adds P V to output rows i0..i0+nr-1, P being nr x kn (row stride
 // ld) and V the values of keys j0..j0+kn-1.
 func (t *flashHead[T]) addPV(p []T, ld, i0, nr, j0, kn int) {
 	c, sq := t.col(), t.seq
-	gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.v[j0*sq.ldv+c:], sq.ldv, 1, sq.o[i0*sq.ldo+c:], sq.ldo)
+	gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.v[sq.vAt(j0, t.h, t.dHead):], sq.ldv, 1, sq.o[i0*sq.ldo+c:], sq.ldo)
 }
 
 // visible returns how many keys from j0 on the query at position pos sees,
@@ -459,7 +519,7 @@ func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 	}
 	do := g.do[i0*g.lddo+c:]
 	gemm(true, false, kn, dh, nr, 1, p, ld, do, g.lddo, 1, g.dv[j0*g.lddv+c:], g.lddv)
-	gemm(false, true, nr, kn, dh, 1, do, g.lddo, sq.v[j0*sq.ldv+c:], sq.ldv, 0, dp, ld)
+	gemm(false, true, nr, kn, dh, 1, do, g.lddo, sq.v[sq.vAt(j0, t.h, dh):], sq.ldv, 0, dp, ld)
 	for r := 0; r < nr; r++ {
 		pos := sq.offset + i0 + r
 		n := visible(pos, j0, kn)
@@ -469,7 +529,7 @@ func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 			lb.accumulate(acc, t.h, pos, j0, ds)
 		}
 	}
-	gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.k[j0*sq.ldk+c:], sq.ldk, 1, g.dq[i0*g.lddq+c:], g.lddq)
+	gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.k[sq.kAt(j0, t.h, dh):], sq.ldk, 1, g.dq[i0*g.lddq+c:], g.lddq)
 	gemm(true, false, kn, dh, nr, t.scale, p, ld, sq.q[i0*sq.ldq+c:], sq.ldq, 1, g.dk[j0*g.lddk+c:], g.lddk)
 }
 

@@ -191,8 +191,9 @@ func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale flo
 				mx := math.Inf(-1)
 				for j := range scores {
 					var dp float64
-					for c := h * dHead; c < (h+1)*dHead; c++ {
-						dp += float64(sq.q[i*sq.ldq+c]) * float64(sq.k[j*sq.ldk+c])
+					kj := sq.k[sq.kAt(j, h, dHead):]
+					for c := 0; c < dHead; c++ {
+						dp += float64(sq.q[i*sq.ldq+h*dHead+c]) * float64(kj[c])
 					}
 					scores[j] = scale*dp + float64(bd[(hb*qLen+i)*kLen+j])
 					mx = math.Max(mx, scores[j])
@@ -206,7 +207,7 @@ func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale flo
 				out := o[(s*qLen+i)*d+h*dHead:][:dHead]
 				for j, p := range scores {
 					for c := range out {
-						out[c] += p / sum * float64(sq.v[j*sq.ldv+h*dHead+c])
+						out[c] += p / sum * float64(sq.v[sq.vAt(j, h, dHead)+c])
 					}
 				}
 			}
@@ -292,20 +293,37 @@ func checkFlashForward[T float](t *testing.T, rng *rand.Rand, fc flashCase, kind
 func TestFlashForwardMatchesMaterialised(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var wo, wl worstErr
-	for _, heads := range []int{1, 3, 4, 12} {
-		for _, qLen := range []int{1, 7, 63, 65, 130, 300} {
-			for _, offset := range []int{0, 37} {
-				for kind := alibiSlopes; kind <= maskFull; kind++ {
-					for _, opt := range flashTestTiles {
-						fc := flashCase{nSeq: 2, qLen: qLen, offset: offset, heads: heads, dHead: 8}
-						checkFlashForward[float32](t, rng, fc, kind, opt, 1e-5, &wo, &wl)
+	for _, split := range []bool{false, true} {
+		withFlashSplit(split, func() {
+			for _, heads := range []int{1, 3, 4, 12} {
+				for _, qLen := range []int{1, 7, 63, 65, 130, 300} {
+					for _, offset := range []int{0, 37} {
+						for kind := alibiSlopes; kind <= maskFull; kind++ {
+							for _, opt := range flashTestTiles {
+								fc := flashCase{nSeq: 2, qLen: qLen, offset: offset, heads: heads, dHead: 8}
+								checkFlashForward[float32](t, rng, fc, kind, opt, 1e-5, &wo, &wl)
+							}
+						}
 					}
 				}
 			}
-		}
+		})
 	}
 	wo.log(t, "output error")
 	wl.log(t, "lse error")
+}
+
+// withFlashSplit runs f with flashForward's units of work always spread
+// over the workers (split) or always run on the calling goroutine, whatever
+// their size.
+func withFlashSplit(split bool, f func()) {
+	saved := flashSerialWork
+	defer func() { flashSerialWork = saved }()
+	flashSerialWork = math.MaxInt
+	if split {
+		flashSerialWork = 0
+	}
+	f()
 }
 
 // Long sequences, with the automatic tiles and with small ones that make
@@ -647,6 +665,9 @@ func TestFlashDeterministic(t *testing.T) {
 	results := [][]float32{p.o, lse, g.dq, g.dkv, biasGrad}
 	names := []string{"output", "lse", "dQ", "dK dV", "bias gradient"}
 	var first [][]float32
+	saved := flashSerialWork
+	defer func() { flashSerialWork = saved }()
+	flashSerialWork = 0 // spread the forward units over the workers
 	for _, procs := range []int{2, 4, 2, 4, 1} {
 		runtime.GOMAXPROCS(procs)
 		var cache any

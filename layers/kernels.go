@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"reflect"
+	"unsafe"
 
 	fastgemm "github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/alibi-go/alibi/layers/parallel"
@@ -19,6 +21,13 @@ type float interface{ ~float32 | ~float64 }
 // package parallel: the split never depends on the machine, so reductions
 // stay bit-identical from run to run).
 func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) { parallel.Chunks(n, minChunk, fn) }
+
+// serial reports whether parallelChunks(n, minChunk, ...) would run one
+// chunk. Callers then run the loop directly: the closure they would hand to
+// parallelChunks escapes to the heap on every call (with the dictionary of
+// a generic function), which was most of the allocations of a one-token
+// decoding step.
+func serial(n, minChunk int) bool { return parallel.NumChunks(n, minChunk) <= 1 }
 
 // parallelWorkers is parallelChunks that also tells fn which worker runs the
 // chunk, so that each can use its own scratch buffer.
@@ -74,6 +83,18 @@ func gemmAll[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, 
 	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// elems returns the elements of t, whose dtype must be E, read in place.
+// Unlike Dense.Data, which builds the slice by reflection and boxes it, it
+// allocates nothing, which matters for the ops of a one-token decoding step.
+func elems[E any](t *tensor.Dense) []E {
+	if dt := t.Dtype(); dt.Type != reflect.TypeFor[E]() {
+		panic(fmt.Sprintf("layers: a tensor of %v read as %v", dt, reflect.TypeFor[E]()))
+	}
+	raw := t.Header.Raw
+	var e E
+	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(raw))), uintptr(len(raw))/unsafe.Sizeof(e))
+}
+
 // dense returns v as a *tensor.Dense or an error naming the op.
 func dense(op string, v G.Value) (*tensor.Dense, error) {
 	d, ok := v.(*tensor.Dense)
@@ -83,17 +104,18 @@ func dense(op string, v G.Value) (*tensor.Dense, error) {
 	return d, nil
 }
 
-// denseAll returns every input as a *tensor.Dense.
-func denseAll(op string, vals []G.Value) ([]*tensor.Dense, error) {
-	out := make([]*tensor.Dense, len(vals))
-	for i, v := range vals {
-		d, err := dense(op, v)
+// denseAll returns every input as a *tensor.Dense, in a slice that the op
+// reuses (valid until its next call), so that a run allocates nothing.
+func (o *opBase) denseAll(vals []G.Value) ([]*tensor.Dense, error) {
+	o.ins = o.ins[:0]
+	for _, v := range vals {
+		d, err := dense(o.key, v)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = d
+		o.ins = append(o.ins, d)
 	}
-	return out, nil
+	return o.ins, nil
 }
 
 // newLike allocates a zeroed tensor of the given dtype and shape.

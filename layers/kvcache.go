@@ -46,19 +46,29 @@ func (p *Positions) Advance(n int) {
 
 // KVCache holds the keys and values that one attention layer computed for
 // each sequence of a batch, so that attending from new tokens reuses them
-// instead of recomputing the past. Row t of sequence b holds the key (or
-// value) of its token at position t, d = heads*d_head floats. Storage grows
-// by doubling, with no limit but memory.
+// instead of recomputing the past. They are stored head by head: for each
+// sequence, one block per head holds the d_head floats of the key (or value)
+// of every position in turn, so that attending one head from one new token
+// reads a contiguous run of memory instead of a slice of every d-wide row.
+// Storage grows by doubling, with no limit but memory.
 type KVCache struct {
-	pos  *Positions
-	d    int
-	k, v [][]float32
+	pos          *Positions
+	d            int // the model width: heads * dHead
+	heads, dHead int
+	k, v         [][]float32         // per sequence: heads blocks of rows[b] rows of dHead
+	rows         []int               // the rows each of the sequence's blocks has room for
+	seqs         []flashSeq[float32] // store's result, reused
 }
 
-// NewKVCache returns an empty cache of rows of width d (the model width)
-// for the sequences of pos.
-func NewKVCache(pos *Positions, d int) *KVCache {
-	return &KVCache{pos: pos, d: d, k: make([][]float32, len(pos.Len)), v: make([][]float32, len(pos.Len))}
+// NewKVCache returns an empty cache of keys and values of width d (the
+// model width) split into heads heads, for the sequences of pos.
+func NewKVCache(pos *Positions, heads, d int) *KVCache {
+	if heads < 1 || d%heads != 0 {
+		panic(fmt.Sprintf("layers: a cache of width %d cannot hold %d heads", d, heads))
+	}
+	n := len(pos.Len)
+	return &KVCache{pos: pos, d: d, heads: heads, dHead: d / heads,
+		k: make([][]float32, n), v: make([][]float32, n), rows: make([]int, n)}
 }
 
 // Bytes is the memory the cache holds.
@@ -70,40 +80,53 @@ func (c *KVCache) Bytes() int {
 	return n
 }
 
+// reserve makes room for need rows in sequence b's blocks, which hold n
+// rows, doubling their capacity (and moving every head's rows) when it is
+// too small.
+func (c *KVCache) reserve(b, n, need int) {
+	old := c.rows[b]
+	if need <= old {
+		return
+	}
+	rows := max(need, 2*old)
+	hs, dh := rows*c.dHead, c.dHead
+	k, v := make([]float32, c.heads*hs), make([]float32, c.heads*hs)
+	for h := 0; h < c.heads; h++ {
+		copy(k[h*hs:h*hs+n*dh], c.k[b][h*old*dh:])
+		copy(v[h*hs:h*hs+n*dh], c.v[b][h*old*dh:])
+	}
+	c.k[b], c.v[b], c.rows[b] = k, v, rows
+}
+
 // store copies the keys and values of qLen new rows per selected sequence
 // from qkv (one block of qLen rows of width 3d per batch row, as the
 // attention op receives them) into the cache after the sequence's cached
-// rows, and returns the kernel's views: the new queries against every
-// cached key and value, the output rows in out. The positions are not
-// advanced: the decoder does it once every layer has run.
+// rows, and returns the kernel's views (valid until the next call): the new
+// queries against every cached key and value, the output rows in out. The
+// positions are not advanced: the decoder does it once every layer has run.
 func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], error) {
 	active := c.pos.active
-	d := c.d
+	d, dh := c.d, c.dHead
 	if len(qkv) != len(active)*qLen*3*d {
 		return nil, fmt.Errorf("attention cache: %d values are not %d sequences of %d rows of width 3 x %d", len(qkv), len(active), qLen, d)
 	}
-	seqs := make([]flashSeq[float32], len(active))
+	c.seqs = resize(c.seqs, len(active))
+	seqs := c.seqs
 	for r, b := range active {
 		n := c.pos.Len[b]
-		c.k[b], c.v[b] = grow(c.k[b], (n+qLen)*d), grow(c.v[b], (n+qLen)*d)
+		c.reserve(b, n, n+qLen)
+		hs := c.rows[b] * dh
 		rows := qkv[r*qLen*3*d:]
 		for i := 0; i < qLen; i++ {
-			copy(c.k[b][(n+i)*d:(n+i+1)*d], rows[i*3*d+d:i*3*d+2*d])
-			copy(c.v[b][(n+i)*d:(n+i+1)*d], rows[i*3*d+2*d:i*3*d+3*d])
+			row := rows[i*3*d : (i+1)*3*d]
+			for h := 0; h < c.heads; h++ {
+				at := h*hs + (n+i)*dh
+				copy(c.k[b][at:at+dh], row[d+h*dh:])
+				copy(c.v[b][at:at+dh], row[2*d+h*dh:])
+			}
 		}
 		seqs[r] = flashSeq[float32]{q: rows, k: c.k[b], v: c.v[b], o: out[r*qLen*d:],
-			ldq: 3 * d, ldk: d, ldv: d, ldo: d, offset: n}
+			ldq: 3 * d, ldk: dh, ldv: dh, ldo: d, offset: n, hk: hs, hv: hs}
 	}
 	return seqs, nil
-}
-
-// grow returns s with length n, doubling its capacity (and copying) when it
-// is too small.
-func grow(s []float32, n int) []float32 {
-	if n <= cap(s) {
-		return s[:n]
-	}
-	g := make([]float32, n, max(n, 2*cap(s)))
-	copy(g, s)
-	return g
 }

@@ -66,7 +66,7 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 			full[b], _ = attentionRun(t, tensor.New(tensor.WithShape(n, 3*d), tensor.WithBacking(seqs[b])), params, AttentionConfig{Heads: heads, QueryLen: n, Bias: scheme}, nil)
 		}
 		pos := NewPositions(len(lens))
-		cache := NewKVCache(pos, d)
+		cache := NewKVCache(pos, heads, d)
 		check := func(b, from int, got []float32, rows int) {
 			t.Helper()
 			want := full[b][from*d : (from+rows)*d]

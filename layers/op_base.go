@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"io"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -16,7 +17,8 @@ type opBase struct {
 	key   string
 	arity int
 	typ   hm.Type
-	out   *tensor.Dense // the output buffer, reused from run to run
+	out   *tensor.Dense   // the output buffer, reused from run to run
+	ins   []*tensor.Dense // the inputs of the current run (denseAll)
 }
 
 func (o opBase) Arity() int            { return o.arity }
@@ -24,7 +26,7 @@ func (o opBase) Type() hm.Type         { return o.typ }
 func (o opBase) ReturnsPtr() bool      { return false }
 func (o opBase) CallsExtern() bool     { return false }
 func (o opBase) OverwritesInput() int  { return -1 }
-func (o opBase) WriteHash(h hash.Hash) { fmt.Fprint(h, o.key) }
+func (o opBase) WriteHash(h hash.Hash) { io.WriteString(h, o.key) }
 func (o opBase) String() string        { return o.key }
 func (o opBase) Hashcode() uint32      { h := fnv.New32a(); o.WriteHash(h); return h.Sum32() }
 func (o opBase) checkArity(n int) error {

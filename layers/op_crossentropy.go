@@ -44,7 +44,7 @@ func xentInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, err := indices(key, vals[1], "target", l.Shape()[1], fmt.Sprintf("vocabulary of %d", l.Shape()[1]))
+	ids, err := indices(key, vals[1], "target", l.Shape()[1], "vocabulary of %d")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,19 +52,20 @@ func xentInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 }
 
 // indices reads v as an Int tensor of indices, each in [0, n); what names
-// one index and where names the range in errors.
+// one index and where names the range in errors: a format whose one verb
+// takes n.
 func indices(key string, v G.Value, what string, n int, where string) ([]int, error) {
 	t, err := dense(key, v)
 	if err != nil {
 		return nil, err
 	}
-	ids, ok := t.Data().([]int)
-	if !ok {
+	if t.Dtype() != tensor.Int {
 		return nil, fmt.Errorf("%s: %ss must be int, got %v", key, what, t.Dtype())
 	}
+	ids := elems[int](t)
 	for i, id := range ids {
 		if id < 0 || id >= n {
-			return nil, fmt.Errorf("%s: %s %d at position %d is outside the %s", key, what, id, i, where)
+			return nil, fmt.Errorf("%s: %s %d at position %d is outside the "+where, key, what, id, i, n)
 		}
 	}
 	return ids, nil
@@ -79,11 +80,13 @@ func (o *crossEntropyOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	nll := make([]float64, len(ids))
-	switch x := l.Data().(type) {
-	case []float32:
+	switch l.Dtype() {
+	case tensor.Float32:
+		x := elems[float32](l)
 		TokenNLL(x, l.Shape()[1], ids, nll)
 		return G.NewF32(float32(mean(nll))), nil
-	case []float64:
+	case tensor.Float64:
+		x := elems[float64](l)
 		TokenNLL(x, l.Shape()[1], ids, nll)
 		return G.NewF64(mean(nll)), nil
 	}
@@ -179,11 +182,13 @@ func (o *crossEntropyGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	out := o.output(l.Dtype(), l.Shape()...)
 	scale := g / float64(len(ids))
-	switch x := l.Data().(type) {
-	case []float32:
-		xentBackward(x, l.Shape()[1], ids, scale, out.Data().([]float32))
-	case []float64:
-		xentBackward(x, l.Shape()[1], ids, scale, out.Data().([]float64))
+	switch l.Dtype() {
+	case tensor.Float32:
+		x := elems[float32](l)
+		xentBackward(x, l.Shape()[1], ids, scale, elems[float32](out))
+	case tensor.Float64:
+		x := elems[float64](l)
+		xentBackward(x, l.Shape()[1], ids, scale, elems[float64](out))
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, l.Dtype())
 	}

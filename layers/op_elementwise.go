@@ -37,11 +37,13 @@ func (o *geluOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := o.output(x.Dtype(), x.Shape()...)
-	switch xs := x.Data().(type) {
-	case []float32:
-		gelu32(xs, out.Data().([]float32))
-	case []float64:
-		mapParallel(xs, out.Data().([]float64), gelu)
+	switch x.Dtype() {
+	case tensor.Float32:
+		xs := elems[float32](x)
+		gelu32(xs, elems[float32](out))
+	case tensor.Float64:
+		xs := elems[float64](x)
+		mapParallel(xs, elems[float64](out), gelu)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
 	}
@@ -75,6 +77,10 @@ func mapParallel[T float](x, out []T, f func(float64) float64) {
 // gelu32 and geluBackward32 are the float32 kernels (vmath: AVX2 where the
 // CPU has it), over fixed chunks in parallel.
 func gelu32(x, out []float32) {
+	if serial(len(x), 4096) {
+		vmath.GELU(out, x)
+		return
+	}
 	parallelChunks(len(x), 4096, func(_, lo, hi int) { vmath.GELU(out[lo:hi], x[lo:hi]) })
 }
 
@@ -105,11 +111,13 @@ func (o *geluGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := o.output(x.Dtype(), x.Shape()...)
-	switch xs := x.Data().(type) {
-	case []float32:
-		geluBackward32(xs, dy.Data().([]float32), out.Data().([]float32))
-	case []float64:
-		geluBackward(xs, dy.Data().([]float64), out.Data().([]float64))
+	switch x.Dtype() {
+	case tensor.Float32:
+		xs := elems[float32](x)
+		geluBackward32(xs, elems[float32](dy), elems[float32](out))
+	case tensor.Float64:
+		xs := elems[float64](x)
+		geluBackward(xs, elems[float64](dy), elems[float64](out))
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
 	}
@@ -166,11 +174,13 @@ func (o *addRowsOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	out := o.output(x.Dtype(), x.Shape()...)
 	d := x.Shape()[1]
-	switch xs := x.Data().(type) {
-	case []float32:
-		addRows(xs, t.Data().([]float32), out.Data().([]float32), d)
-	case []float64:
-		addRows(xs, t.Data().([]float64), out.Data().([]float64), d)
+	switch x.Dtype() {
+	case tensor.Float32:
+		xs := elems[float32](x)
+		addRows(xs, elems[float32](t), elems[float32](out), d)
+	case tensor.Float64:
+		xs := elems[float64](x)
+		addRows(xs, elems[float64](t), elems[float64](out), d)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
 	}
@@ -225,11 +235,13 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := o.output(dy.Dtype(), o.shape...)
-	switch g := dy.Data().(type) {
-	case []float32:
-		sumRows(g, out.Data().([]float32), dy.Shape()[1])
-	case []float64:
-		sumRows(g, out.Data().([]float64), dy.Shape()[1])
+	switch dy.Dtype() {
+	case tensor.Float32:
+		g := elems[float32](dy)
+		sumRows(g, elems[float32](out), dy.Shape()[1])
+	case tensor.Float64:
+		g := elems[float64](dy)
+		sumRows(g, elems[float64](out), dy.Shape()[1])
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, dy.Dtype())
 	}

@@ -46,7 +46,7 @@ func embeddingInputs(key string, vals []G.Value) (*tensor.Dense, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ids, err := indices(key, vals[1], "id", t.Shape()[0], fmt.Sprintf("table of %d rows", t.Shape()[0]))
+	ids, err := indices(key, vals[1], "id", t.Shape()[0], "table of %d rows")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,11 +63,13 @@ func (o *embeddingOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	d := t.Shape()[1]
 	out := o.output(t.Dtype(), len(ids), d)
-	switch tab := t.Data().(type) {
-	case []float32:
-		gatherRows(tab, ids, float32(o.scale), out.Data().([]float32), d)
-	case []float64:
-		gatherRows(tab, ids, o.scale, out.Data().([]float64), d)
+	switch t.Dtype() {
+	case tensor.Float32:
+		tab := elems[float32](t)
+		gatherRows(tab, ids, float32(o.scale), elems[float32](out), d)
+	case tensor.Float64:
+		tab := elems[float64](t)
+		gatherRows(tab, ids, o.scale, elems[float64](out), d)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, t.Dtype())
 	}
@@ -122,11 +124,13 @@ func (o *embeddingGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	d := t.Shape()[1]
 	out := o.output(t.Dtype(), t.Shape()...)
-	switch g := dy.Data().(type) {
-	case []float32:
-		scatterRows(g, ids, float32(o.scale), out.Data().([]float32), d)
-	case []float64:
-		scatterRows(g, ids, o.scale, out.Data().([]float64), d)
+	switch dy.Dtype() {
+	case tensor.Float32:
+		g := elems[float32](dy)
+		scatterRows(g, ids, float32(o.scale), elems[float32](out), d)
+	case tensor.Float64:
+		g := elems[float64](dy)
+		scatterRows(g, ids, o.scale, elems[float64](out), d)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, t.Dtype())
 	}
@@ -168,16 +172,18 @@ func (o *addOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
 	out := o.output(ts[0].Dtype(), ts[0].Shape()...)
-	switch a := ts[0].Data().(type) {
-	case []float32:
-		addVec(a, ts[1].Data().([]float32), out.Data().([]float32))
-	case []float64:
-		addVec(a, ts[1].Data().([]float64), out.Data().([]float64))
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		a := elems[float32](ts[0])
+		addVec(a, elems[float32](ts[1]), elems[float32](out))
+	case tensor.Float64:
+		a := elems[float64](ts[0])
+		addVec(a, elems[float64](ts[1]), elems[float64](out))
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -185,11 +191,19 @@ func (o *addOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 func addVec[T float](a, b, out []T) {
-	parallelChunks(len(a), 16384, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = a[i] + b[i]
-		}
-	})
+	if serial(len(a), 16384) {
+		addRange(a, b, out)
+		return
+	}
+	parallelChunks(len(a), 16384, func(_, lo, hi int) { addRange(a[lo:hi], b[lo:hi], out[lo:hi]) })
+}
+
+// addRange sets out[i] = a[i] + b[i].
+func addRange[T float](a, b, out []T) {
+	a, b = a[:len(out)], b[:len(out)]
+	for i := range out {
+		out[i] = a[i] + b[i]
+	}
 }
 
 func (o *addOp) DiffWRT(int) []bool { return []bool{true, true} }

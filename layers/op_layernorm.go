@@ -58,7 +58,7 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +71,13 @@ func (o *layerNormOp) Do(vals ...G.Value) (G.Value, error) {
 		stats = o.stats
 	}
 	out := o.output(ts[0].Dtype(), ts[0].Shape()...)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		lnForward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), d, stats)
-	case []float64:
-		lnForward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), d, stats)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		lnForward(x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), d, stats)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		lnForward(x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), d, stats)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -125,34 +127,41 @@ func rowStats[T float](x []T) (mean, rstd float64) {
 // except that the sums of the statistics are taken in 16 interleaved partial
 // sums.
 func lnForward[T float](x, gamma, beta, out []T, d int, stats []float64) {
+	if rows := len(x) / d; serial(rows, 64) {
+		lnRows(x, gamma, beta, out, d, stats, 0, rows)
+		return
+	}
+	parallelChunks(len(x)/d, 64, func(_, lo, hi int) { lnRows(x, gamma, beta, out, d, stats, lo, hi) })
+}
+
+// lnRows normalises rows lo..hi-1 (see lnForward).
+func lnRows[T float](x, gamma, beta, out []T, d int, stats []float64, lo, hi int) {
 	x32, is32 := any(x).([]float32)
 	var g32, b32, o32 []float32
 	if is32 {
 		g32, b32, o32 = any(gamma).([]float32), any(beta).([]float32), any(out).([]float32)
 	}
-	parallelChunks(len(x)/d, 64, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			if is32 {
-				xr := x32[r*d : (r+1)*d]
-				mean, sqDev := vmath.Moments(xr)
-				rstd := 1 / math.Sqrt(sqDev/float64(d)+LayerNormEps)
-				if stats != nil {
-					stats[2*r], stats[2*r+1] = mean, rstd
-				}
-				vmath.Normalize(o32[r*d:(r+1)*d], xr, g32, b32, float32(mean), float32(rstd))
-				continue
-			}
-			xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
-			mean, rstd := rowStats(xr)
+	for r := lo; r < hi; r++ {
+		if is32 {
+			xr := x32[r*d : (r+1)*d]
+			mean, sqDev := vmath.Moments(xr)
+			rstd := 1 / math.Sqrt(sqDev/float64(d)+LayerNormEps)
 			if stats != nil {
 				stats[2*r], stats[2*r+1] = mean, rstd
 			}
-			m, s := T(mean), T(rstd)
-			for j, v := range xr {
-				or[j] = (v-m)*s*gamma[j] + beta[j]
-			}
+			vmath.Normalize(o32[r*d:(r+1)*d], xr, g32, b32, float32(mean), float32(rstd))
+			continue
 		}
-	})
+		xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
+		mean, rstd := rowStats(xr)
+		if stats != nil {
+			stats[2*r], stats[2*r+1] = mean, rstd
+		}
+		m, s := T(mean), T(rstd)
+		for j, v := range xr {
+			or[j] = (v-m)*s*gamma[j] + beta[j]
+		}
+	}
 }
 
 // layerNormGradOp computes the gradient of x (wrt 0), gamma (1) or beta (2).
@@ -177,7 +186,7 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +200,12 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 			return nil, fmt.Errorf("%s: the x gradient has not run", o.key)
 		}
 		out := o.output(ts[0].Dtype(), d)
-		switch g := out.Data().(type) {
-		case []float32:
+		switch out.Dtype() {
+		case tensor.Float32:
+			g := elems[float32](out)
 			convert(src, g)
-		case []float64:
+		case tensor.Float64:
+			g := elems[float64](out)
 			copy(g, src)
 		}
 		return out, nil
@@ -206,11 +217,13 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 		o.fwd.dGamma, o.fwd.dBeta = make([]float64, d), make([]float64, d)
 	}
 	out := o.output(ts[0].Dtype(), rows, d)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		lnBackward(x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
-	case []float64:
-		lnBackward(x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		lnBackward(x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		lnBackward(x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), d, o.fwd.stats, o.fwd.dGamma, o.fwd.dBeta)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}

@@ -52,17 +52,19 @@ func (o *linearOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
 	n, k, m := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
 	out := o.output(ts[0].Dtype(), n, m)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		linearForward(x, ts[1].Data().([]float32), biasData[float32](ts), out.Data().([]float32), n, k, m)
-	case []float64:
-		linearForward(x, ts[1].Data().([]float64), biasData[float64](ts), out.Data().([]float64), n, k, m)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		linearForward(x, elems[float32](ts[1]), biasData[float32](ts), elems[float32](out), n, k, m)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		linearForward(x, elems[float64](ts[1]), biasData[float64](ts), elems[float64](out), n, k, m)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -73,7 +75,7 @@ func biasData[T float](ts []*tensor.Dense) []T {
 	if len(ts) < 3 {
 		return nil
 	}
-	return ts[2].Data().([]T)
+	return elems[T](ts[2])
 }
 
 // linearForward sets y = x w (+ b): the bias is copied into every row first
@@ -82,13 +84,21 @@ func linearForward[T float](x, w, b, y []T, n, k, m int) {
 	beta := T(0)
 	if b != nil {
 		beta = 1
-		parallelChunks(n, 64, func(_, lo, hi int) {
-			for r := lo; r < hi; r++ {
-				copy(y[r*m:(r+1)*m], b)
-			}
-		})
+		if serial(n, 64) {
+			copyRows(y, b, m, 0, n)
+		} else {
+			parallelChunks(n, 64, func(_, lo, hi int) { copyRows(y, b, m, lo, hi) })
+		}
 	}
 	gemmAll(false, false, n, m, k, 1, x, k, w, m, beta, y, m)
+}
+
+// copyRows copies src into rows lo..hi-1 of dst, whose rows have d
+// elements.
+func copyRows[T float](dst, src []T, d, lo, hi int) {
+	for r := lo; r < hi; r++ {
+		copy(dst[r*d:(r+1)*d], src)
+	}
 }
 
 func (o *linearOp) DiffWRT(n int) []bool {
@@ -137,17 +147,19 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	ts, err := denseAll(o.key, vals)
+	ts, err := o.denseAll(vals)
 	if err != nil {
 		return nil, err
 	}
 	n, k, m := ts[0].Shape()[0], ts[0].Shape()[1], ts[1].Shape()[1]
 	out := o.output(ts[0].Dtype(), ts[o.wrt].Shape()...)
-	switch x := ts[0].Data().(type) {
-	case []float32:
-		linearBackward(o.wrt, x, ts[1].Data().([]float32), ts[2].Data().([]float32), out.Data().([]float32), n, k, m)
-	case []float64:
-		linearBackward(o.wrt, x, ts[1].Data().([]float64), ts[2].Data().([]float64), out.Data().([]float64), n, k, m)
+	switch ts[0].Dtype() {
+	case tensor.Float32:
+		x := elems[float32](ts[0])
+		linearBackward(o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m)
+	case tensor.Float64:
+		x := elems[float64](ts[0])
+		linearBackward(o.wrt, x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), n, k, m)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}

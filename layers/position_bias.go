@@ -84,7 +84,7 @@ func alibiTables[T float](slopes []float32, kLen int, cache *any) distanceBias[T
 	if c, ok := (*cache).(*alibiCache[T]); ok && slices.Equal(c.slopes, slopes) {
 		n = max(kLen, 2*c.n)
 	}
-	b := AlibiBias(slopes, 1, n, n-1, true).Data().([]float32)
+	b := elems[float32](AlibiBias(slopes, 1, n, n-1, true))
 	tables := make([][]T, len(slopes))
 	for h, m := range slopes {
 		if m == 0 {

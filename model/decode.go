@@ -19,7 +19,7 @@ type Cache struct {
 func (m *Model) NewCache(batch int) *Cache {
 	c := &Cache{Pos: layers.NewPositions(batch)}
 	for l := 0; l < m.Config.NLayers; l++ {
-		c.layers = append(c.layers, layers.NewKVCache(c.Pos, m.Config.DModel))
+		c.layers = append(c.layers, layers.NewKVCache(c.Pos, m.Config.NHeads, m.Config.DModel))
 	}
 	return c
 }

@@ -178,6 +178,61 @@ func TestBatchEqualsAlone(t *testing.T) {
 	}
 }
 
+// One decoding step of 6 sequences, more rows than the matrix products'
+// small-M path takes (4), gives each sequence the logits, bit for bit, of
+// its step alone, where every product has one row: the tiled and the
+// small-M paths give a row the same bits.
+func TestWideBatchStepEqualsAlone(t *testing.T) {
+	const seqs = 6
+	rng := rand.New(rand.NewPCG(33, 34))
+	m := decodeModel(t, PosALiBi)
+	batch, alone := m.NewCache(seqs), m.NewCache(seqs)
+	next := make([]int, seqs)
+	for b := 0; b < seqs; b++ {
+		prompt := randomTokens(rng, 3+2*b, 256)
+		for _, c := range []*Cache{batch, alone} {
+			c.Pos.Select(b)
+			g, err := m.NewDecodeGraph(c, len(prompt))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Execute(prompt, nil); err != nil {
+				t.Fatal(err)
+			}
+			g.Close()
+		}
+		next[b] = rng.IntN(256)
+	}
+	batch.Pos.SelectAll()
+	g, err := m.NewDecodeGraph(batch, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Execute(next, nil); err != nil {
+		t.Fatal(err)
+	}
+	all := g.LogitsData()
+	alone.Pos.Select(0)
+	one, err := m.NewDecodeGraph(alone, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	for b := 0; b < seqs; b++ {
+		alone.Pos.Select(b)
+		if err := one.Execute(next[b:b+1], nil); err != nil {
+			t.Fatal(err)
+		}
+		got := one.LogitsData()
+		for j, v := range got {
+			if w := all[b*256+j]; math.Float32bits(v) != math.Float32bits(w) {
+				t.Fatalf("sequence %d: logit %d alone %v, in the batch of %d %v", b, j, v, seqs, w)
+			}
+		}
+	}
+}
+
 // Top-k 1 and top-p 1e-6 give the greedy bytes; one seed gives one output,
 // twice; another seed another.
 func TestGenerateSampling(t *testing.T) {

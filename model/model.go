@@ -114,8 +114,9 @@ type Graph struct {
 	Params     []*G.Node    // in Weights.Names order
 	Grads      []*G.Node    // d Loss / d Params, for training graphs
 
-	ids, targets []int // backing of the input nodes, rewritten by Execute
-	vm           G.VM
+	ids, targets []int   // backing of the input nodes, rewritten by Execute
+	vm           G.VM    // training graphs: Gorgonia's tape machine
+	run          *runner // graphs without gradients
 
 	// For decoding graphs: the cache the graph's attention reads and
 	// extends, and the backing of the sinusoidal rows of the new tokens.
@@ -219,7 +220,13 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 			return nil, fmt.Errorf("gradients: %w", err)
 		}
 	}
-	gr.vm = G.NewTapeMachine(g)
+	if train {
+		gr.vm = G.NewTapeMachine(g)
+		return gr, nil
+	}
+	if gr.run, err = newRunner(g); err != nil {
+		return nil, err
+	}
 	return gr, nil
 }
 
@@ -241,9 +248,15 @@ func (gr *Graph) Execute(ids, targets []int) error {
 		}
 		copy(gr.targets, targets)
 	}
-	gr.vm.Reset()
-	if err := gr.vm.RunAll(); err != nil {
-		return fmt.Errorf("graph run: %w", err)
+	if gr.run != nil {
+		if err := gr.run.run(); err != nil {
+			return fmt.Errorf("graph run: %w", err)
+		}
+	} else {
+		gr.vm.Reset()
+		if err := gr.vm.RunAll(); err != nil {
+			return fmt.Errorf("graph run: %w", err)
+		}
 	}
 	if gr.cache != nil {
 		gr.cache.Pos.Advance(gr.Len)
@@ -263,13 +276,23 @@ func (gr *Graph) LossValue() float64 {
 }
 
 // LogitsData are the logits of the last Execute, (Batch*Len) x Vocab.
-func (gr *Graph) LogitsData() []float32 { return gr.Logits.Value().Data().([]float32) }
+func (gr *Graph) LogitsData() []float32 {
+	if gr.run != nil {
+		return gr.run.value(gr.Logits).Data().([]float32)
+	}
+	return gr.Logits.Value().Data().([]float32)
+}
 
 // GradData returns the gradient of parameter i from the last Execute.
 func (gr *Graph) GradData(i int) []float32 { return gr.Grads[i].Value().Data().([]float32) }
 
 // Close releases the graph's machine and its buffers.
-func (gr *Graph) Close() error { return gr.vm.Close() }
+func (gr *Graph) Close() error {
+	if gr.vm == nil {
+		return nil
+	}
+	return gr.vm.Close()
+}
 
 // EvalGraphBytes estimates the memory that an evaluation graph (no
 // gradients) of batch sequences of the given length holds once it has run:

@@ -140,3 +140,38 @@ func BenchmarkForwardBackwardTiny(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*batch*cfg.TrainLen)/b.Elapsed().Seconds(), "tokens/s")
 }
+
+// A graph without gradients, run op by op (runner), gives the logits of a
+// training graph, run by Gorgonia's tape machine, bit for bit, for every
+// position scheme; and it runs again with new ids.
+func TestRunnerEqualsTapeMachine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, pos := range []string{PosALiBi, PosSinusoidal, PosNone} {
+		m := decodeModel(t, pos)
+		infer, err := m.NewGraph(2, 20, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		train, err := m.NewGraph(2, 20, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := 0; run < 2; run++ {
+			ids, tg := randomTokens(rng, 40, 256), randomTokens(rng, 40, 256)
+			if err := infer.Execute(ids, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := train.Execute(ids, tg); err != nil {
+				t.Fatal(err)
+			}
+			got, want := infer.LogitsData(), train.LogitsData()
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s run %d: logit %d = %v without gradients, %v in the training graph", pos, run, i, got[i], want[i])
+				}
+			}
+		}
+		infer.Close()
+		train.Close()
+	}
+}

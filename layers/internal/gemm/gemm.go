@@ -24,6 +24,15 @@
 // paths), so the AVX2 and AVX-512 paths give bit-identical results except on
 // partial tiles with beta != 0.
 //
+// Products of at most 4 rows with A not transposed (a Linear layer on the
+// new token of each sequence during generation, or one query's attention
+// scores) take a small-M path instead (smallm.go): each row of C is a sum of
+// B's rows scaled by A's entries, or with B transposed a set of dot
+// products, B read in place, no row of work wasted. With B not transposed
+// it accumulates in the tiled path's order, so a row of C has the same bits
+// whether its product has one row or many; with B transposed the dot
+// products are summed in another order.
+//
 // Sgemm can optionally use several goroutines. With threads <= 1 it runs
 // entirely on the calling goroutine, which is the right choice when the
 // caller already parallelises over independent products (for example one
@@ -74,7 +83,12 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	}
 
 	g := geom()
-	if threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops {
+	threaded := threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops
+	if !threaded && useSmallM(transA, m) {
+		smallM(g, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	if threaded {
 		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 			return
 		}

@@ -92,3 +92,46 @@ func fmaPeakAVX2(n int)
 //
 //go:noescape
 func fmaPeakAVX512(n int)
+
+// Small-M products (see smallm.go).
+
+// smallN512 computes C = alpha*A*B + beta*C for rows (1 to 4) rows of A
+// and n columns, reading B in place: A(i, p) is a[i*lda + p] and B(p, j) is
+// b[p*ldb + j] for p < kb; C(i, j) is c[i*ldc + j]. Strides are in elements.
+// It walks blocks of 64 columns; for each, the accumulators of row i are
+// Z(4i)-Z(4i+3), and each k step loads 64 B values into Z16-Z19 (masked
+// loads K1-K4 in the last, partial block, which neither read nor write
+// columns past n) and adds A(i, p) times them, one fused multiply-add per
+// element in the order of k, as kernel8x32 does; C is then stored as
+// alpha*acc + beta*C with one fused multiply-add, so each element is
+// bit-identical to kernel8x32's. One row takes blocks of 128 columns while
+// at least 128 are left (accumulators Z0-Z7, B in Z16-Z19 and Z21-Z24):
+// longer contiguous runs of each B row, which stream from L3 about 10%
+// faster (BenchmarkSmallMToken). When beta is zero (either sign) C is not
+// read.
+//
+//go:noescape
+func smallN512(rows, n, kb int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+// smallN256 is smallN512 for one row with AVX2: c[j] = alpha*sum_p a[p]*
+// b[p*ldb+j] + beta*c[j] for j < n, p < kb, accumulated in the same order
+// and stored the same way. It walks blocks of 64 columns with the
+// accumulators in Y0-Y7 and B read by the multiply-adds, then a block of
+// 32 with the accumulators in Y0-Y3 and B in Y4-Y7; the last, partial block
+// uses VMASKMOVPS loads and stores (masks Y9-Y12 from tailMask), which do
+// not touch columns past n.
+//
+//go:noescape
+func smallN256(n, kb int, a, b *float32, ldb int, c *float32, alpha, beta float32)
+
+// dotsNT8 computes blocks blocks of 8 dot products: for block q and row
+// r < 8, c[8q+r] = alpha * sum_{p<k} a[p]*b[(8q+r)*ldb + p]. Each row's
+// products are accumulated in an 8-lane vector (Y0-Y7) in the order of k,
+// with the last k%8 elements read by masked loads (mask Y14), then the 8
+// vectors are reduced pairwise with VHADDPS and the two 128-bit halves
+// added, which gives the 8 sums in one vector. The summation order thus
+// differs from the micro-kernels', which accumulate each element over k in
+// one chain.
+//
+//go:noescape
+func dotsNT8(blocks, k int, a, b *float32, ldb int, c *float32, alpha float32)

@@ -43,3 +43,14 @@ func fmaPeakAVX2(n int) { panic(noAsm) }
 
 // fmaPeakAVX512 is never called on builds without the assembly kernels.
 func fmaPeakAVX512(n int) { panic(noAsm) }
+
+// smallN512 is never called on builds without the assembly kernels.
+func smallN512(rows, n, kb int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32) {
+	panic(noAsm)
+}
+
+// smallN256 is never called on builds without the assembly kernels.
+func smallN256(n, kb int, a, b *float32, ldb int, c *float32, alpha, beta float32) { panic(noAsm) }
+
+// dotsNT8 is never called on builds without the assembly kernels.
+func dotsNT8(blocks, k int, a, b *float32, ldb int, c *float32, alpha float32) { panic(noAsm) }
