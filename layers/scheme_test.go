@@ -291,7 +291,7 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 				AttentionConfig{Heads: heads, QueryLen: n, Bias: FullBiasScheme{}}, nil)
 		}
 		pos := NewPositions(len(lens))
-		cache := NewKVCache(pos, d)
+		cache := NewKVCache(pos, heads, d)
 		check := func(b, from int, got []float32, rows int) {
 			t.Helper()
 			e := relErr(got[:rows*d], full[b][from*d:(from+rows)*d])

@@ -62,14 +62,17 @@ func TestWallSecondsMatchTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(sum.WallSeconds-outside) > 0.02*outside+0.01 {
+	// 2% and 50 ms of slack for a loaded machine's scheduling; counting
+	// the time before each checkpoint again made it several times too
+	// large.
+	if math.Abs(sum.WallSeconds-outside) > 0.02*outside+0.05 {
 		t.Errorf("wall_seconds %.3f, measured outside %.3f", sum.WallSeconds, outside)
 	}
 	ms := readMetrics(t, cfg.Out)
 	prev := 0.0
 	for _, m := range ms {
 		e := m["elapsed_seconds"].(float64)
-		if e < prev || e > outside {
+		if e < prev || e > outside+0.05 {
 			t.Fatalf("elapsed_seconds %.3f after %.3f, with %.3f measured outside: %v", e, prev, outside, m)
 		}
 		prev = e
