@@ -6,6 +6,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"runtime/debug"
 	"time"
 
 	"github.com/alibi-go/alibi/data"
@@ -152,7 +153,11 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 			rss.Stop()
 			return Result{}, err
 		}
-		i = j
+		if i = j; i < len(ws) {
+			// The next length's graph must not be built while this one's
+			// buffers wait for the collector: the peak would be both.
+			debug.FreeOSMemory()
+		}
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	res.PeakRSSBytes = rss.Stop()
