@@ -222,6 +222,7 @@ func sumRowsOf(dy *G.Node, shape tensor.Shape) (*G.Node, error) {
 type sumRowsOp struct {
 	opBase
 	shape tensor.Shape
+	ones  []float32 // a row of N ones, for the column sums as a product
 }
 
 func (o *sumRowsOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return o.shape.Clone(), nil }
@@ -237,8 +238,23 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 	out := o.output(dy.Dtype(), o.shape...)
 	switch dy.Dtype() {
 	case tensor.Float32:
-		g := elems[float32](dy)
-		sumRows(g, elems[float32](out), dy.Shape()[1])
+		g, d := elems[float32](dy), dy.Shape()[1]
+		if o.shape.TotalSize() == d {
+			// Column sums (a linear layer's bias gradient) are the product
+			// 1^T dy of a row of ones: one row, which the product's small-M
+			// path computes with vector multiply-adds, reading dy in place,
+			// in a fixed order.
+			rows := len(g) / d
+			if len(o.ones) != rows {
+				o.ones = make([]float32, rows)
+				for i := range o.ones {
+					o.ones[i] = 1
+				}
+			}
+			gemm(false, false, 1, d, rows, 1, o.ones, rows, g, d, 0, elems[float32](out), d)
+			break
+		}
+		sumRows(g, elems[float32](out), d)
 	case tensor.Float64:
 		g := elems[float64](dy)
 		sumRows(g, elems[float64](out), dy.Shape()[1])
