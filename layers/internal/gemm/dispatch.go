@@ -2,47 +2,23 @@ package gemm
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/alibi-go/alibi/layers/internal/simd"
 )
 
-// Path is one implementation of the micro-kernel and the packing routines.
-type Path int
+// Path is an implementation of the kernels: portable Go, AVX2 or AVX-512
+// (see package simd, which chooses).
+type Path = simd.Path
 
-// The paths, from the slowest to the fastest.
+// The paths.
 const (
-	Portable Path = iota // portable Go, any CPU
-	AVX2                 // AVX2 + FMA assembly, 6x16 tiles
-	AVX512               // AVX-512F assembly, 8x32 tiles
+	Portable = simd.Portable
+	AVX2     = simd.AVX2
+	AVX512   = simd.AVX512
 )
 
 // Paths lists every path, in order.
-var Paths = []Path{Portable, AVX2, AVX512}
-
-func (p Path) String() string {
-	switch p {
-	case Portable:
-		return "portable"
-	case AVX2:
-		return "avx2"
-	case AVX512:
-		return "avx512"
-	}
-	return fmt.Sprintf("Path(%d)", int(p))
-}
-
-// Supported reports whether the CPU and the build can run path p. The
-// portable path is always supported; the purego build tag leaves only it.
-func (p Path) Supported() bool {
-	switch p {
-	case Portable:
-		return true
-	case AVX2:
-		return hasAVX2
-	case AVX512:
-		return hasAVX512
-	}
-	return false
-}
+var Paths = simd.Paths
 
 // geometry is the register tile and cache blocking of one path.
 type geometry struct {
@@ -74,28 +50,12 @@ var geometries = [...]geometry{
 	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512},
 }
 
-// best is the fastest supported path, or the one named by the ALIBI_SIMD
-// environment variable ("portable", "avx2" or "avx512") if that is slower
-// and supported.
-var best = bestPath(os.Getenv("ALIBI_SIMD"))
+// best is the path the kernels use unless a test changes it: the fastest
+// supported, or the one ALIBI_SIMD names.
+var best = simd.Best()
 
-// active is the path Sgemm uses; tests change it with setPath.
+// active is the path the kernels use; tests change it with setPath.
 var active = best
-
-func bestPath(want string) Path {
-	b := Portable
-	for _, p := range Paths {
-		if p.Supported() {
-			b = p
-		}
-	}
-	for _, p := range Paths {
-		if p.String() == want && p <= b {
-			return p
-		}
-	}
-	return b
-}
 
 // Active returns the path Sgemm uses.
 func Active() Path { return active }

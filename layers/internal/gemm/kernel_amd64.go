@@ -2,15 +2,6 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
-
-// The assembly paths the CPU supports. The AVX-512 path also uses the AVX2
-// packing routines.
-var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
-)
-
 // AVX2 path.
 
 // packB16N copies kb rows of 16 floats (row stride ldb elements) from src to

@@ -2,12 +2,6 @@
 
 package gemm
 
-// Builds without the assembly kernels support only the portable path.
-const (
-	hasAVX2   = false
-	hasAVX512 = false
-)
-
 const noAsm = "gemm: assembly kernels not available"
 
 // packB16N is never called on builds without the assembly kernels.

@@ -2,70 +2,30 @@ package vmath
 
 import (
 	"fmt"
-	"os"
+
+	"github.com/alibi-go/alibi/layers/internal/simd"
 )
 
-// Path is one implementation of the kernels.
-type Path int
+// Path is an implementation of the kernels: portable Go, AVX2 or AVX-512
+// (see package simd, which chooses).
+type Path = simd.Path
 
-// The paths, from the slowest to the fastest.
+// The paths.
 const (
-	Portable Path = iota // portable Go, any CPU
-	AVX2                 // AVX2 + FMA assembly, 8 lanes; tails of len mod 8 in Go
-	AVX512               // AVX-512F assembly, 16 lanes; tails with masked loads and stores
+	Portable = simd.Portable
+	AVX2     = simd.AVX2
+	AVX512   = simd.AVX512
 )
 
 // Paths lists every path, in order.
-var Paths = []Path{Portable, AVX2, AVX512}
+var Paths = simd.Paths
 
-func (p Path) String() string {
-	switch p {
-	case Portable:
-		return "portable"
-	case AVX2:
-		return "avx2"
-	case AVX512:
-		return "avx512"
-	}
-	return fmt.Sprintf("Path(%d)", int(p))
-}
-
-// Supported reports whether the CPU and the build can run path p. The
-// portable path is always supported; the purego build tag leaves only it.
-func (p Path) Supported() bool {
-	switch p {
-	case Portable:
-		return true
-	case AVX2:
-		return hasAVX2
-	case AVX512:
-		return hasAVX512
-	}
-	return false
-}
-
-// best is the fastest supported path, or the one named by the ALIBI_SIMD
-// environment variable ("portable", "avx2" or "avx512") if that is slower
-// and supported.
-var best = bestPath(os.Getenv("ALIBI_SIMD"))
+// best is the path the kernels use unless a test changes it: the fastest
+// supported, or the one ALIBI_SIMD names.
+var best = simd.Best()
 
 // active is the path the kernels use; tests change it with setPath.
 var active = best
-
-func bestPath(want string) Path {
-	b := Portable
-	for _, p := range Paths {
-		if p.Supported() {
-			b = p
-		}
-	}
-	for _, p := range Paths {
-		if p.String() == want && p <= b {
-			return p
-		}
-	}
-	return b
-}
 
 // Active returns the path the kernels use.
 func Active() Path { return active }

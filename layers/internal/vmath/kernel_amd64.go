@@ -2,14 +2,6 @@
 
 package vmath
 
-import "golang.org/x/sys/cpu"
-
-// The assembly paths the CPU supports.
-var (
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
-)
-
 // AVX2 kernels (kernel_amd64.s). Unless stated otherwise they process n
 // elements, n a positive multiple of 8, 8 at a time.
 

@@ -2,12 +2,6 @@
 
 package vmath
 
-// Builds without the assembly kernels support only the portable path.
-const (
-	hasAVX2   = false
-	hasAVX512 = false
-)
-
 const noAsm = "vmath: assembly kernels not available"
 
 // expAVX2 is never called on builds without the assembly kernels.

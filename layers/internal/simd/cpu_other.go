@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package simd
+
+const (
+	hasAVX2   = false
+	hasAVX512 = false
+)

@@ -1,0 +1,69 @@
+// Package simd names the instruction-set paths of the project's assembly
+// kernels (layers/internal/gemm and layers/internal/vmath) and chooses the
+// fastest one that both the CPU and the build support: AVX-512, AVX2 with
+// FMA, or portable Go (the only one with the purego build tag or on other
+// architectures). The environment variable ALIBI_SIMD ("portable", "avx2"
+// or "avx512") picks a slower supported path instead, for comparisons.
+package simd
+
+import (
+	"fmt"
+	"os"
+)
+
+// Path is one implementation of a package's kernels.
+type Path int
+
+// The paths, from the slowest to the fastest.
+const (
+	Portable Path = iota // portable Go, any CPU
+	AVX2                 // AVX2 + FMA assembly
+	AVX512               // AVX-512F assembly (with AVX2 and FMA)
+)
+
+// Paths lists every path, in order.
+var Paths = []Path{Portable, AVX2, AVX512}
+
+func (p Path) String() string {
+	switch p {
+	case Portable:
+		return "portable"
+	case AVX2:
+		return "avx2"
+	case AVX512:
+		return "avx512"
+	}
+	return fmt.Sprintf("Path(%d)", int(p))
+}
+
+// Supported reports whether the CPU and the build can run path p.
+func (p Path) Supported() bool {
+	switch p {
+	case Portable:
+		return true
+	case AVX2:
+		return hasAVX2
+	case AVX512:
+		return hasAVX512
+	}
+	return false
+}
+
+// Best is the fastest supported path, or the one ALIBI_SIMD names if that
+// is slower and supported.
+func Best() Path { return best(os.Getenv("ALIBI_SIMD")) }
+
+func best(want string) Path {
+	b := Portable
+	for _, p := range Paths {
+		if p.Supported() {
+			b = p
+		}
+	}
+	for _, p := range Paths {
+		if p.String() == want && p <= b {
+			return p
+		}
+	}
+	return b
+}
