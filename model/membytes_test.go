@@ -43,3 +43,35 @@ func TestEvalGraphBytes(t *testing.T) {
 		}
 	}
 }
+
+// A closed training graph's memory is free after one garbage collection
+// (the tape machine's finalizer would otherwise keep it for another).
+func TestClosedGraphMemoryFreed(t *testing.T) {
+	m, err := New(Config{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: PosALiBi, TrainLen: 128, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base, held, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&base)
+	g, err := m.NewGraph(16, 128, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int, 16*128)
+	if err := g.Execute(ids, ids); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&held)
+	g.Close()
+	g = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	used := float64(held.HeapAlloc) - float64(base.HeapAlloc)
+	left := float64(after.HeapAlloc) - float64(base.HeapAlloc)
+	if used < 10<<20 || left > 0.1*used {
+		t.Fatalf("the graph held %.0f MB; one collection after Close, %.0f MB are still live", used/(1<<20), left/(1<<20))
+	}
+}

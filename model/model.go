@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/alibi-go/alibi/layers"
 	G "gorgonia.org/gorgonia"
@@ -291,7 +292,13 @@ func (gr *Graph) Close() error {
 	if gr.vm == nil {
 		return nil
 	}
-	return gr.vm.Close()
+	err := gr.vm.Close()
+	// Gorgonia's tape machine has a finalizer (it frees CUDA resources in
+	// CUDA builds), which Close has just run; left in place, it would keep
+	// the machine, and through it every buffer of the graph, alive for one
+	// more garbage collection after the graph is dropped.
+	runtime.SetFinalizer(gr.vm, nil)
+	return err
 }
 
 // EvalGraphBytes estimates the memory that an evaluation graph (no
