@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"testing"
+
+	"github.com/alibi-go/alibi/model"
 )
 
 // BenchmarkTrainTiny runs configs/tiny.yaml for b.N steps (plus the warm-up
@@ -24,14 +26,30 @@ func BenchmarkTrainTiny(b *testing.B) {
 	b.ReportMetric(sum.TokensPerSecond, "tokens/s")
 }
 
+// BenchmarkTrainStepSchemes is BenchmarkTrainStepTiny for every position
+// scheme, one sub-benchmark each; with -count N the schemes alternate N
+// times, so that drift in the machine's speed hits them alike.
+func BenchmarkTrainStepSchemes(b *testing.B) {
+	for _, pos := range model.Schemes {
+		b.Run(pos, func(b *testing.B) { benchTrainStep(b, pos) })
+	}
+}
+
 // BenchmarkTrainStepTiny is one whole training step of the tiny config on a
 // fixed batch: forward and backward pass, global-norm clipping and the AdamW
 // update, as the training loop does it. It reports tokens/s and the matrix
 // products' achieved GFLOP/s (model.Config.FLOPsPerToken).
-func BenchmarkTrainStepTiny(b *testing.B) {
+func BenchmarkTrainStepTiny(b *testing.B) { benchTrainStep(b, "") }
+
+// benchTrainStep times the training step of the tiny config with the
+// position scheme pos ("" for the config's own).
+func benchTrainStep(b *testing.B, pos string) {
 	cfg, err := LoadConfig("../configs/tiny.yaml")
 	if err != nil {
 		b.Fatal(err)
+	}
+	if pos != "" {
+		cfg.Model.Pos = pos
 	}
 	corpus, trainTok, _, err := LoadData(cfg, nil)
 	if err != nil {
