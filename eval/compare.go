@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -125,14 +124,7 @@ func lengthStats(l int, v []float64) LengthStats {
 
 // WriteJSON writes the comparison, indented; NaN losses by position are
 // written as null.
-func (c Comparison) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
+func (c Comparison) WriteJSON(w io.Writer) error { return writeIndented(w, c) }
 
 // Markdown writes the comparison's tables: perplexity at each length
 // (mean, and the min-max range over seeds when there are several), the

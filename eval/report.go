@@ -25,8 +25,11 @@ type RunReport struct {
 
 // WriteJSON writes the report, indented. NaN values (positions no window
 // scored) are written as null.
-func (r Report) WriteJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+func (r Report) WriteJSON(w io.Writer) error { return writeIndented(w, r) }
+
+// writeIndented writes v as indented JSON and a newline.
+func writeIndented(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
