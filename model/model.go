@@ -106,7 +106,10 @@ func (m *Model) sinusoidal(length int) *tensor.Dense {
 }
 
 // Graph is one compiled forward (and, for training, backward) pass over a
-// batch of sequences of a fixed length.
+// batch of sequences of a fixed length. Training graphs run on Gorgonia's
+// tape machine; graphs without gradients run their ops directly in order,
+// which leaves the nodes' own Value unset: read results with LogitsData,
+// LossValue and GradData.
 type Graph struct {
 	Batch, Len int
 	Expr       *G.ExprGraph // the Gorgonia graph
