@@ -22,8 +22,27 @@ type TrainedRun struct {
 	WallSeconds     float64     `json:"train_wall_seconds"`
 	FinalTrainLoss  float64     `json:"final_train_loss"`
 	PeakRSSBytes    int64       `json:"train_peak_rss_bytes"`
+	Corpus          CorpusID    `json:"corpus"`
 	Loss            []LossPoint `json:"loss"`    // training loss by step
 	Results         []Result    `json:"results"` // non-overlapping, one per length
+}
+
+// CorpusID names exactly what a run trained on: the corpus spec, its size,
+// the SHA-256 of its bytes and, for a goroot: corpus, the Go version.
+type CorpusID struct {
+	Spec      string `json:"spec"`
+	Bytes     int    `json:"bytes"`
+	SHA256    string `json:"sha256"`
+	GoVersion string `json:"go_version,omitempty"`
+}
+
+// String is the corpus in one line.
+func (c CorpusID) String() string {
+	s := fmt.Sprintf("%s, %d bytes, SHA-256 %s", c.Spec, c.Bytes, c.SHA256)
+	if c.GoVersion != "" {
+		s += ", " + c.GoVersion
+	}
+	return s
 }
 
 // LossPoint is the training loss logged at a step.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -50,7 +51,15 @@ func TestExperiment(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	md := o.String()
-	for _, want := range []string{"# Extrapolation: alibi vs sinusoidal", "the first 100 tokens of the validation split", "| 8 |", "| 16 |", "--max-tokens 100"} {
+	// The report names the corpus exactly: its hash worked out here from
+	// the file's bytes.
+	corpus := filepath.Join(filepath.Dir(cfg), "corpus.txt")
+	text, err := os.ReadFile(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := fmt.Sprintf("Corpus: %s, %d bytes, SHA-256 %x.", corpus, len(text), sha256.Sum256(text))
+	for _, want := range []string{"# Extrapolation: alibi vs sinusoidal", "the first 100 tokens of the validation split", "| 8 |", "| 16 |", "--max-tokens 100", named} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

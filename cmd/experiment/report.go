@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -123,7 +124,8 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 	}
 	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
 		Steps: s.Steps, TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
-		PeakRSSBytes: s.PeakRSSBytes, Loss: loss}
+		PeakRSSBytes: s.PeakRSSBytes, Loss: loss,
+		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[l]
 		if !ok {
@@ -152,6 +154,21 @@ func markdown(cmp eval.Comparison, cfg train.Config, o options) string {
 	fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
 		"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
 		m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+	// Every run of an experiment reads the config's corpus; name it once,
+	// or per run if it changed between runs (another Go version, say).
+	var corpora []eval.CorpusID
+	for _, r := range cmp.Runs {
+		if !slices.Contains(corpora, r.Corpus) {
+			corpora = append(corpora, r.Corpus)
+		}
+	}
+	if len(corpora) == 1 {
+		fmt.Fprintf(&b, "Corpus: %s.\n\n", corpora[0])
+	} else {
+		for _, r := range cmp.Runs {
+			fmt.Fprintf(&b, "Corpus of %s: %s.\n\n", r.Run, r.Corpus)
+		}
+	}
 	b.WriteString("| run | seed | parameters | train wall (s) | train tokens/s | final train loss | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range cmp.Runs {
 		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.4f | %.0f |\n", r.Run, r.Seed, r.Params, r.WallSeconds, r.TokensPerSecond,
