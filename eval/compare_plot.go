@@ -54,8 +54,8 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = plotutil.Color(i), vg.Points(2)
-		points.Color, points.Shape = plotutil.Color(i), plotutil.Shape(i)
+		line.Color, line.Width = seriesColor(i), vg.Points(2)
+		points.Color, points.Shape = seriesColor(i), plotutil.Shape(i)
 		p.Add(line, points)
 		if len(s.Seeds) > 1 {
 			eb, err := plotter.NewYErrorBars(struct {
@@ -65,7 +65,7 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 			if err != nil {
 				return nil, err
 			}
-			eb.Color = plotutil.Color(i)
+			eb.Color = seriesColor(i)
 			p.Add(eb)
 		}
 		label := s.Pos
@@ -126,7 +126,7 @@ func (c Comparison) lossPlot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = plotutil.Color(color[r.Pos]), vg.Points(1)
+		line.Color, line.Width = seriesColor(color[r.Pos]), vg.Points(1)
 		p.Add(line)
 		if !labelled[r.Pos] {
 			labelled[r.Pos] = true

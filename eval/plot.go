@@ -86,9 +86,9 @@ func (r Report) pplPlot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color = plotutil.Color(i)
+		line.Color = seriesColor(i)
 		line.Width = vg.Points(2)
-		points.Color = plotutil.Color(i)
+		points.Color = seriesColor(i)
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
 		p.Legend.Add(runLabel(run), line, points)
@@ -157,7 +157,7 @@ func addPositionLine(p *plot.Plot, i int, label string, results []Result) error 
 	if err != nil {
 		return err
 	}
-	line.Color, line.Width = plotutil.Color(i), vg.Points(1.5)
+	line.Color, line.Width = seriesColor(i), vg.Points(1.5)
 	p.Add(line)
 	p.Legend.Add(fmt.Sprintf("%s, len %d", label, best.Len), line)
 	return nil
@@ -226,3 +226,21 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// seriesColors are the colours of a plot's series, in order: the Okabe–Ito
+// palette, eight colours that stay apart for colour-blind readers too.
+// (gonum's default palette gives its first and sixth series two shades of
+// red: ALiBi and KERPLE, side by side in the zoo's plot.)
+var seriesColors = []color.RGBA{
+	{213, 94, 0, 255},    // vermillion
+	{0, 114, 178, 255},   // blue
+	{0, 158, 115, 255},   // bluish green
+	{230, 159, 0, 255},   // orange
+	{204, 121, 167, 255}, // reddish purple
+	{0, 0, 0, 255},       // black
+	{86, 180, 233, 255},  // sky blue
+	{240, 228, 66, 255},  // yellow
+}
+
+// seriesColor is the colour of series i.
+func seriesColor(i int) color.Color { return seriesColors[i%len(seriesColors)] }

@@ -59,7 +59,7 @@ func TestExperiment(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := fmt.Sprintf("Corpus: %s, %d bytes, SHA-256 %x.", corpus, len(text), sha256.Sum256(text))
-	for _, want := range []string{"# Extrapolation: alibi vs sinusoidal", "the first 100 tokens of the validation split", "| 8 |", "| 16 |", "--max-tokens 100", named} {
+	for _, want := range []string{"# Extrapolation: alibi vs sinusoidal", "the first 100 tokens (or all, if fewer) of the validation split", "| 8 |", "| 16 |", "--max-tokens 100", named} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

@@ -144,9 +144,9 @@ func markdown(cmp eval.Comparison, cfg train.Config, o options) string {
 	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.Join(o.schemes, " vs "))
 	scored := "the whole validation split"
 	if o.maxTokens > 0 {
-		scored = fmt.Sprintf("the first %d tokens of the validation split (the whole split if shorter)", o.maxTokens)
+		scored = fmt.Sprintf("the first %d tokens (or all, if fewer) of the validation split", o.maxTokens)
 	}
-	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s (the last %g of %s), "+
+	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s, the last %g of %s, "+
 		"at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
 	cmp.Markdown(&b)
 	b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n## Settings\n\n")
