@@ -53,15 +53,26 @@ func flatten(cfg Config) []configKey {
 	return out
 }
 
-// sameRun checks that a resumed run uses the settings and the corpus it was
-// trained with. It names the first key that differs, with both values.
-func sameRun(saved, now Config, c *model.Checkpoint, corpus *data.Corpus) error {
+// CheckResume reports the first setting of now that a resume of the run
+// saved (as RunConfig reads it) may not change, naming the key and both
+// values; nil if now continues that run. Only where the run lives, train.steps
+// and the logging, validation and checkpoint intervals may change.
+func CheckResume(saved, now Config) error {
 	a, b := flatten(saved), flatten(now)
 	for i := range a {
 		if mayChangeOnResume[a[i].key] || a[i].value == b[i].value {
 			continue
 		}
 		return fmt.Errorf("%s is %s in the checkpoint but %s now", a[i].key, quoteEmpty(a[i].value), quoteEmpty(b[i].value))
+	}
+	return nil
+}
+
+// sameRun checks that a resumed run uses the settings and the corpus it was
+// trained with. It names the first key that differs, with both values.
+func sameRun(saved, now Config, c *model.Checkpoint, corpus *data.Corpus) error {
+	if err := CheckResume(saved, now); err != nil {
+		return err
 	}
 	if sum, ok := c.Meta[metaCorpusSHA256]; ok && sum != corpus.SHA256 {
 		return fmt.Errorf("the corpus changed: %s is %s (%s bytes) in the checkpoint but %s (%d bytes) now",

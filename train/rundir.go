@@ -2,7 +2,9 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -40,6 +42,44 @@ func checkFinished(dir string, step, steps int) error {
 	}
 	return fmt.Errorf("%s %w at step %d (asked for %d steps): nothing to do", dir, ErrFinished, step, steps)
 }
+
+// RunConfig returns the config of the run in dir as it was started (or last
+// resumed), so that a resume continues that run whatever config file or
+// flags it was started with: the config its newest loadable checkpoint
+// stores, or, for a run stopped before its first checkpoint, its
+// config.yaml. Out is set to dir. A directory without a run gives an error
+// wrapping fs.ErrNotExist.
+func RunConfig(dir string) (Config, error) {
+	var cfg Config
+	c, path, err := model.LatestCheckpoint(dir, nil)
+	if err == nil {
+		if cfg, err = checkpointConfig(c); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
+	} else {
+		cs, lerr := model.Checkpoints(dir)
+		if lerr == nil && len(cs) > 0 {
+			return Config{}, fmt.Errorf("run %s: %w", dir, err) // checkpoints, none loadable
+		}
+		if cfg, err = LoadConfig(filepath.Join(dir, "config.yaml")); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return Config{}, noRunError(dir)
+			}
+			return Config{}, err
+		}
+	}
+	cfg.Out = dir
+	return cfg, nil
+}
+
+// noRunError says that a directory holds no run; it matches fs.ErrNotExist.
+type noRunError string
+
+func (dir noRunError) Error() string {
+	return fmt.Sprintf("no run in %s (no checkpoint, no config.yaml)", string(dir))
+}
+
+func (noRunError) Unwrap() error { return fs.ErrNotExist }
 
 // ReadSummary reads a run directory's summary.json (an error wrapping
 // fs.ErrNotExist if the run has not finished).

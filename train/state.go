@@ -54,8 +54,11 @@ type state struct {
 	// throughput of a run too short to have any other.
 	warmSeconds float64
 	warmTokens  int64
-	// saved is the newest checkpoint written or resumed from ("" if none).
-	saved string
+	// saved is the newest checkpoint written or resumed from ("" if none),
+	// and startedFor the train.steps its run was started (or last resumed)
+	// with.
+	saved      string
+	startedFor int
 }
 
 // wall is the run's wall time so far: the earlier segments' and this one's.
@@ -156,13 +159,14 @@ func (s *state) resume(dir string, cfg Config, corpus *data.Corpus, log io.Write
 			fmt.Fprintf(log, "skipping checkpoint: %v\n", err)
 			continue
 		}
-		if err := s.checkSameRun(c, cfg, corpus, log); err != nil {
+		saved, err := s.checkSameRun(c, cfg, corpus, log)
+		if err != nil {
 			return false, fmt.Errorf("resume %s: %w; resume with the run's own settings (only train.steps and the logging and checkpoint intervals may change), or train into another directory", cs[i], err)
 		}
 		if err := s.restore(c); err != nil {
 			return false, fmt.Errorf("resume %s: %w", cs[i], err)
 		}
-		s.saved = cs[i]
+		s.saved, s.startedFor = cs[i], saved.Train.Steps
 		fmt.Fprintf(log, "resuming from %s (step %d)\n", cs[i], s.step)
 		return true, nil
 	}
@@ -173,18 +177,27 @@ func (s *state) resume(dir string, cfg Config, corpus *data.Corpus, log io.Write
 }
 
 // checkSameRun compares the run config and corpus stored in c with the
-// current ones.
-func (s *state) checkSameRun(c *model.Checkpoint, cfg Config, corpus *data.Corpus, log io.Writer) error {
-	saved := Defaults()
-	dec := json.NewDecoder(strings.NewReader(c.Meta[metaRunCfg]))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&saved); err != nil {
-		return fmt.Errorf("training state %s: %w", metaRunCfg, err)
+// current ones, and returns the stored config.
+func (s *state) checkSameRun(c *model.Checkpoint, cfg Config, corpus *data.Corpus, log io.Writer) (Config, error) {
+	saved, err := checkpointConfig(c)
+	if err != nil {
+		return Config{}, err
 	}
 	if _, ok := c.Meta[metaCorpusSHA256]; !ok {
 		fmt.Fprintf(log, "warning: the checkpoint records no fingerprint of its corpus (an older format): the corpus cannot be checked\n")
 	}
-	return sameRun(saved, cfg, c, corpus)
+	return saved, sameRun(saved, cfg, c, corpus)
+}
+
+// checkpointConfig is the run config a training checkpoint stores.
+func checkpointConfig(c *model.Checkpoint) (Config, error) {
+	saved := Defaults()
+	dec := json.NewDecoder(strings.NewReader(c.Meta[metaRunCfg]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&saved); err != nil {
+		return Config{}, fmt.Errorf("training state %s: %w", metaRunCfg, err)
+	}
+	return saved, nil
 }
 
 // restore loads a checkpoint's weights and training state into s, which

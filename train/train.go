@@ -29,6 +29,11 @@ var ErrRunExists = errors.New("already holds a run")
 // the steps asked and written its summary; nothing on disk was changed.
 var ErrFinished = errors.New("has already finished")
 
+// ErrPastSteps is returned when resuming a run that has trained for more
+// steps than asked and not finished: finishing it there would report a run
+// of another length than the one started. Nothing on disk was changed.
+var ErrPastSteps = errors.New("has trained past the steps asked for")
+
 // Options control one call of Train.
 type Options struct {
 	// Resume continues from the newest good checkpoint in the run directory.
@@ -40,6 +45,11 @@ type Options struct {
 	// CorpusProgress, when not nil, is told the progress of reading a
 	// directory corpus.
 	CorpusProgress data.Progress
+	// Unlocked says that the caller holds the run directory's lock
+	// (LockRun), or writes it without one on a file system that has none.
+	// Otherwise Train holds the lock for the whole call and fails at once
+	// with ErrRunLocked if another process holds it.
+	Unlocked bool
 }
 
 // Summary is written to summary.json at the end of a run.
@@ -69,12 +79,16 @@ const warmSteps = 5
 // Train trains cfg in its run directory, writing the resolved config,
 // checkpoints, metrics.jsonl and summary.json.
 //
-// A fresh run (opt.Resume false) refuses a directory that already holds
-// checkpoints or a summary ([ErrRunExists]). A resumed run continues from the
-// newest checkpoint that loads cleanly, after checking that the config and
-// the corpus are the ones it was trained with; if it already reached
-// cfg.Train.Steps and wrote its summary, Train returns [ErrFinished] and
-// changes nothing.
+// One process writes a run directory at a time: Train takes the directory's
+// lock first (unless opt.Unlocked) and fails with [ErrRunLocked] while
+// another process holds it. A fresh run (opt.Resume false) refuses a
+// directory that already holds checkpoints or a summary ([ErrRunExists]). A
+// resumed run continues from the newest checkpoint that loads cleanly, after
+// checking that the config and the corpus are the ones it was trained with
+// (only the keys of the README's resume table may change; [RunConfig] reads
+// the run's own config); if it already reached cfg.Train.Steps and wrote its
+// summary, Train returns [ErrFinished], and if it went past
+// cfg.Train.Steps without finishing, [ErrPastSteps]; either changes nothing.
 func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -84,6 +98,13 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		logw = io.Discard
 	}
 	dir := cfg.RunDir()
+	if !opt.Unlocked {
+		lock, err := LockRun(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Unlock()
+	}
 	if !opt.Resume {
 		if err := checkFresh(dir); err != nil {
 			return nil, err
@@ -114,6 +135,10 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		}
 		if err := checkFinished(dir, st.step, cfg.Train.Steps); err != nil {
 			return nil, err
+		}
+		if st.step > cfg.Train.Steps {
+			return nil, fmt.Errorf("%s %w: it is at step %d of the %d steps it was last started for, and %d were asked for now; continue it with its own steps (or any number from %d)",
+				dir, ErrPastSteps, st.step, st.startedFor, cfg.Train.Steps, st.step)
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o755); err != nil {

@@ -47,7 +47,7 @@ type options struct {
 	seeds                                     []uint64 // nil: the config's own seed
 	batchTokens, maxTokens                    int
 	shard, shards                             int
-	reportOnly                                bool
+	reportOnly, noLock                        bool
 	steps                                     int // --steps, 0 if not given
 }
 
@@ -68,6 +68,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.maxTokens, "max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
+	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
@@ -229,8 +230,20 @@ func shardOf(cells []cell, k, n int) []cell {
 }
 
 // trainAndEvaluate trains a run (or reuses it) and evaluates it at every
-// length (or reuses the evaluations its eval.json already has).
+// length (or reuses the evaluations its eval.json already has), holding the
+// run directory's lock throughout: another process writing the run (an
+// overlapping shard, the same job twice) makes it fail at once.
 func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, terminal bool) error {
+	if !o.noLock {
+		lock, err := train.LockRun(c.cfg.Out)
+		if err != nil {
+			if errors.Is(err, osutil.ErrLockUnsupported) {
+				err = fmt.Errorf("%w; if no other process can write these runs, run again with --no-lock", err)
+			}
+			return err
+		}
+		defer lock.Unlock()
+	}
 	if _, err := trainOrReuse(ctx, c.cfg, stderr, terminal); err != nil {
 		return err
 	}
@@ -290,5 +303,6 @@ func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal b
 		return nil, err
 	}
 	fmt.Fprintf(log, "%s: training into %s\n", c.Name, c.Out)
-	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal, CorpusProgress: cli.CorpusProgress(log, terminal)})
+	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal, CorpusProgress: cli.CorpusProgress(log, terminal),
+		Unlocked: true}) // trainAndEvaluate holds the lock
 }

@@ -136,7 +136,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"--config", cfg, "--seeds", "1,x"}, "--seeds"},
 		{[]string{"--config", cfg, "--shard", "3/2"}, "--shard"},
 		{[]string{"--config", cfg, "--shard", "1"}, "--shard"},
-		{[]string{"--config", cfg, "--report-only"}, "3 of 3 runs are not finished"},
+		{[]string{"--config", cfg, "--report-only"}, "3 of 3 runs are not ready, so no report was written; 3 not finished"},
 	} {
 		var o, e bytes.Buffer
 		code := command(append(tc.args, "--out", out), &o, &e)

@@ -64,11 +64,21 @@ func writeEvaluations(dir string, o options, have map[int]eval.Result) error {
 }
 
 // report gathers every run of the grid (each must have finished training
-// and its evaluations) and writes report.md, report.json and report.png.
+// and its evaluations, and no process may be writing it) and writes
+// report.md, report.json and report.png.
 func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer) int {
 	var runs []eval.TrainedRun
-	var missing []string
+	var missing, writing []string
 	for _, c := range cells {
+		holder, busy, err := train.RunWriter(c.cfg.Out)
+		if err != nil {
+			fmt.Fprintf(stderr, "experiment: %s: %v\n", c.cfg.Out, err)
+			return 1
+		}
+		if busy {
+			writing = append(writing, fmt.Sprintf("%s (by %s)", c.cfg.Out, holder))
+			continue
+		}
 		r, err := trainedRun(c, o)
 		if err != nil {
 			missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
@@ -76,8 +86,16 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		}
 		runs = append(runs, r)
 	}
-	if len(missing) > 0 {
-		fmt.Fprintf(stderr, "experiment: %d of %d runs are not finished: %s\n", len(missing), len(cells), strings.Join(missing, "; "))
+	if len(writing) > 0 || len(missing) > 0 {
+		var parts []string
+		if len(writing) > 0 {
+			parts = append(parts, fmt.Sprintf("%d in progress: %s", len(writing), strings.Join(writing, "; ")))
+		}
+		if len(missing) > 0 {
+			parts = append(parts, fmt.Sprintf("%d not finished: %s", len(missing), strings.Join(missing, "; ")))
+		}
+		fmt.Fprintf(stderr, "experiment: %d of %d runs are not ready, so no report was written; %s\n",
+			len(writing)+len(missing), len(cells), strings.Join(parts, "; "))
 		return 1
 	}
 	cmp := eval.Compare(runs)

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
 )
 
@@ -33,38 +35,24 @@ func command(args []string, stdout, stderr io.Writer) int {
 	pos := fs.String("pos", "", "position scheme, overriding the config: alibi, sinusoidal, none, rope, t5, kerple or fire")
 	steps := fs.Int("steps", 0, "training steps, overriding the config (with --resume: continue a run to this many steps)")
 	seed := fs.Int64("seed", -1, "random seed, overriding the config")
-	resume := fs.Bool("resume", false, "continue from the newest good checkpoint in the run directory")
+	resume := fs.Bool("resume", false, "continue the run in the run directory from its newest good checkpoint, with the settings it was started with")
+	noLock := fs.Bool("no-lock", false, "write the run without locking its directory (only for file systems without locks: then no other process may write it)")
 	if code, ok := cli.Parse(fs, args); !ok {
 		return code
 	}
-	cfg, err := train.LoadConfig(*configPath)
+	set := cli.Set(fs)
+	if set["steps"] && *steps < 1 {
+		fmt.Fprintf(stderr, "train: --steps must be positive, got %d\n", *steps)
+		return 2
+	}
+	if set["seed"] && *seed < 0 {
+		fmt.Fprintf(stderr, "train: --seed must not be negative, got %d\n", *seed)
+		return 2
+	}
+	cfg, err := runConfig(flagValues{config: *configPath, out: *out, pos: *pos, steps: *steps, seed: uint64(*seed), resume: *resume, set: set})
 	if err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 1
-	}
-	set := cli.Set(fs)
-	if *pos != "" && *pos != cfg.Model.Pos {
-		// Another scheme is another run: keep it out of the config's own
-		// run directory.
-		cfg.Name += "-" + *pos
-		cfg.Model.Pos = *pos
-	}
-	if *out != "" {
-		cfg.Out = *out
-	}
-	if set["steps"] {
-		if *steps < 1 {
-			fmt.Fprintf(stderr, "train: --steps must be positive, got %d\n", *steps)
-			return 2
-		}
-		cfg.Train.Steps = *steps
-	}
-	if set["seed"] {
-		if *seed < 0 {
-			fmt.Fprintf(stderr, "train: --seed must not be negative, got %d\n", *seed)
-			return 2
-		}
-		cfg.Model.Seed = uint64(*seed)
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "train: %v\n", err)
@@ -86,13 +74,17 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	terminal := cli.IsTerminal(stderr)
-	fmt.Fprintf(stderr, "training %s (pos %s, %d steps) into %s\n", *configPath, cfg.Model.Pos, cfg.Train.Steps, cfg.RunDir())
+	if *resume {
+		fmt.Fprintf(stderr, "resuming %s (pos %s, seed %d, %d steps)\n", cfg.RunDir(), cfg.Model.Pos, cfg.Model.Seed, cfg.Train.Steps)
+	} else {
+		fmt.Fprintf(stderr, "training %s (pos %s, seed %d, %d steps) into %s\n", *configPath, cfg.Model.Pos, cfg.Model.Seed, cfg.Train.Steps, cfg.RunDir())
+	}
 	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal,
-		CorpusProgress: cli.CorpusProgress(stderr, terminal)})
+		CorpusProgress: cli.CorpusProgress(stderr, terminal), Unlocked: *noLock})
 	close(done)
 	switch {
 	case errors.Is(err, train.ErrInterrupted):
-		fmt.Fprintf(stderr, "train: %v\nresume with: go run ./cmd/train --config %s --out %s --resume\n", err, *configPath, cfg.RunDir())
+		fmt.Fprintf(stderr, "train: %v\nresume with: %s\n", err, resumeCommand(cfg, *noLock))
 		if got == syscall.SIGTERM {
 			return 128 + int(syscall.SIGTERM)
 		}
@@ -100,6 +92,12 @@ func command(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, train.ErrFinished):
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 0
+	case errors.Is(err, train.ErrRunLocked):
+		fmt.Fprintf(stderr, "train: %v; nothing was changed\n", err)
+		return 1
+	case errors.Is(err, osutil.ErrLockUnsupported):
+		fmt.Fprintf(stderr, "train: %v; if no other process can write this run, run again with --no-lock\n", err)
+		return 1
 	case errors.Is(err, train.ErrRunExists):
 		fmt.Fprintf(stderr, "train: %v; continue it with --resume, or train into another directory with --out DIR\n", err)
 		return 1
@@ -111,4 +109,92 @@ func command(args []string, stdout, stderr io.Writer) int {
 		sum.Steps, sum.Tokens, sum.WallSeconds, sum.TokensPerSecond, sum.FinalTrainLoss, sum.ValLoss, sum.ValPPL)
 	fmt.Fprintf(stdout, "run directory: %s (checkpoint %s)\n", cfg.RunDir(), sum.Checkpoint)
 	return 0
+}
+
+// flagValues are the command's flags that say which run to train.
+type flagValues struct {
+	config, out, pos string
+	steps            int
+	seed             uint64
+	resume           bool
+	set              map[string]bool // the flags given
+}
+
+// runConfig is the config of the run to train. A fresh run reads the config
+// file and applies the flags (--pos also renames the run). A resumed run
+// takes the settings it was started with from its run directory (--out, or
+// the directory that the config file and --pos name): its newest checkpoint
+// holds them, the flags and config file it was started with included.
+// --seed and --pos given on resume must match them, and --steps changes
+// them. A --config given on resume must describe the same run
+// (train.CheckResume), and may change train.steps only together with
+// --steps; with --config, a directory without a run yet is started from the
+// beginning.
+func runConfig(f flagValues) (train.Config, error) {
+	var cfg train.Config
+	if !f.resume || f.set["config"] || f.out == "" {
+		var err error
+		if cfg, err = train.LoadConfig(f.config); err != nil {
+			return cfg, err
+		}
+		if f.pos != "" && f.pos != cfg.Model.Pos {
+			// Another scheme is another run: keep it out of the config's
+			// own run directory.
+			cfg.Name += "-" + f.pos
+			cfg.Model.Pos = f.pos
+		}
+		if f.set["seed"] {
+			cfg.Model.Seed = f.seed
+		}
+	}
+	if f.out != "" {
+		cfg.Out = f.out
+	}
+	if !f.resume {
+		return withSteps(cfg, f), nil
+	}
+	run, err := train.RunConfig(cfg.RunDir())
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && f.set["config"]:
+		return withSteps(cfg, f), nil // nothing to resume yet: train.Train starts the run
+	case errors.Is(err, fs.ErrNotExist):
+		return cfg, fmt.Errorf("%w; start it without --resume", err)
+	case err != nil:
+		return cfg, err
+	}
+	if f.set["config"] {
+		if err := train.CheckResume(run, cfg); err != nil {
+			return cfg, fmt.Errorf("resume %s: %w; resume without --config to continue the run as it was started", run.Out, err)
+		}
+		if cfg.Train.Steps != run.Train.Steps && !f.set["steps"] {
+			return cfg, fmt.Errorf("%s says train.steps %d but the run in %s was started for %d steps: resume without --config to continue it as started, or give --steps",
+				f.config, cfg.Train.Steps, run.Out, run.Train.Steps)
+		}
+		return withSteps(cfg, f), nil
+	}
+	if f.pos != "" && f.pos != run.Model.Pos {
+		return cfg, fmt.Errorf("--pos %s: the run in %s trains %s, and a resumed run keeps its settings", f.pos, run.Out, run.Model.Pos)
+	}
+	if f.set["seed"] && f.seed != run.Model.Seed {
+		return cfg, fmt.Errorf("--seed %d: the run in %s was started with seed %d, and a resumed run keeps its settings", f.seed, run.Out, run.Model.Seed)
+	}
+	return withSteps(run, f), nil
+}
+
+// withSteps applies --steps, if given.
+func withSteps(cfg train.Config, f flagValues) train.Config {
+	if f.set["steps"] {
+		cfg.Train.Steps = f.steps
+	}
+	return cfg
+}
+
+// resumeCommand is the command that continues the run cfg describes: its
+// run directory holds the settings it was started with.
+func resumeCommand(cfg train.Config, noLock bool) string {
+	cmd := "go run ./cmd/train --out " + cfg.RunDir() + " --resume"
+	if noLock {
+		cmd += " --no-lock"
+	}
+	return cmd
 }

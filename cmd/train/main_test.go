@@ -172,7 +172,7 @@ func TestRunDirectories(t *testing.T) {
 		if len(args) == 4 && args[3] == "alibi" {
 			// alibi is the config's own scheme: runs/micro, which exists.
 			want := "train: runs/micro already holds a run (newest checkpoint step-00000006.safetensors); continue it with --resume, or train into another directory with --out DIR\n"
-			if code != 1 || e.String() != "training "+cfg+" (pos alibi, 6 steps) into runs/micro\n"+want {
+			if code != 1 || e.String() != "training "+cfg+" (pos alibi, seed 1, 6 steps) into runs/micro\n"+want {
 				t.Fatalf("exit %d, stderr %q", code, e.String())
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/train"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -147,6 +149,9 @@ func EvalProgress(w io.Writer, terminal bool, length int) func(scored, total int
 // OpenRun loads the newest good checkpoint of a run directory for the
 // command name, telling stderr about each newer checkpoint it had to skip.
 // A directory without a trained run gives an error saying how to train one.
+// A run that a process is still writing is read all the same (reading never
+// waits for the writer): stderr is told, and the run's Name says
+// "(in progress, <checkpoint>)", so that no report claims it finished.
 func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
 	r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "%s: skipping checkpoint: %v\n", name, err) })
 	if err != nil {
@@ -154,6 +159,14 @@ func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
 			return nil, fmt.Errorf("no trained run in %s; train one first: go run ./cmd/train --config configs/tiny.yaml --out %s", dir, dir)
 		}
 		return nil, err
+	}
+	holder, writing, err := train.RunWriter(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	if writing {
+		fmt.Fprintf(stderr, "%s: %s %v (%s): reading its newest checkpoint, %s\n", name, dir, train.ErrRunLocked, holder, r.Checkpoint)
+		r.Name = fmt.Sprintf("%s (in progress, %s)", dir, filepath.Base(r.Checkpoint))
 	}
 	return r, nil
 }
