@@ -297,8 +297,9 @@ func (st *state) tokensPerSecond() float64 {
 
 // LoadData reads the configured corpus and splits it into training and
 // validation tokens (one byte per token, sharing the corpus's memory).
-// progress, which may be nil, sees a directory corpus being read. A corpus
-// shorter than one window is an error.
+// progress, which may be nil, sees a directory corpus being read. A training
+// or validation split shorter than one window of train_len (plus the one
+// token it predicts last) is an error.
 func LoadData(cfg Config, progress data.Progress) (corpus *data.Corpus, trainTok, valTok []byte, err error) {
 	corpus, err = data.LoadCorpusProgress(cfg.Data.Corpus, progress)
 	if err != nil {
@@ -312,8 +313,9 @@ func LoadData(cfg Config, progress data.Progress) (corpus *data.Corpus, trainTok
 		return nil, nil, nil, fmt.Errorf("corpus %s: its training split of %d tokens is shorter than one window of train_len %d + 1",
 			cfg.Data.Corpus, len(trainTok), cfg.Model.TrainLen)
 	}
-	if len(valTok) < 2 {
-		return nil, nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is too short to score", cfg.Data.Corpus, len(valTok))
+	if len(valTok) < cfg.Model.TrainLen+1 {
+		return nil, nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is shorter than one window of train_len %d + 1",
+			cfg.Data.Corpus, len(valTok), cfg.Model.TrainLen)
 	}
 	return corpus, trainTok, valTok, nil
 }

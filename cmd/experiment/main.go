@@ -90,11 +90,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	mine := shardOf(cells, o.shard, o.shards)
 	terminal := cli.IsTerminal(stderr)
-	// The validation split's size, and whether every evaluation fits in
-	// memory, before anything trains.
+	// The validation split's size, and whether every evaluation fits in it
+	// and in memory, before anything trains.
 	_, _, val, err := train.LoadData(cfg, cli.CorpusProgress(stderr, terminal))
 	if err != nil {
 		return fail("%v", err)
+	}
+	for i, l := range o.lengths(cfg) {
+		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
+			return fail("--mults %d is too long for the validation split: %v%s", o.factors[i], err, longestMult(err, cfg.Model.TrainLen))
+		}
 	}
 	for _, c := range mine {
 		m, err := model.New(c.cfg.Model)
@@ -102,10 +107,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		for _, l := range o.lengths(cfg) {
-			opt := o.evalOptions(l, stderr, false)
-			if need := eval.EstimateBytes(m, len(val), opt); opt.MemoryLimit > 0 && need > opt.MemoryLimit {
-				return fail("%s at length %d needs about %s but only %s is available; lower --batch-tokens or --mults",
-					c.cfg.Model.Pos, l, osutil.FormatBytes(need), osutil.FormatBytes(opt.MemoryLimit))
+			if err := eval.CheckMemory(m, len(val), o.evalOptions(l, stderr, false)); err != nil {
+				return fail("%s: %v; lower --batch-tokens or --mults", c.cfg.Model.Pos, err)
 			}
 		}
 	}
@@ -169,6 +172,16 @@ func (o *options) parse(cfg train.Config, shard string) error {
 		return fmt.Errorf("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", o.batchTokens, o.maxTokens)
 	}
 	return nil
+}
+
+// longestMult names the largest multiple of trainLen that fits where the
+// *eval.LengthError err says a length did not, or returns "" if none does.
+func longestMult(err error, trainLen int) string {
+	var le *eval.LengthError
+	if errors.As(err, &le) && (le.Available-1)/trainLen >= 1 {
+		return fmt.Sprintf(" (--mults up to %d)", (le.Available-1)/trainLen)
+	}
+	return ""
 }
 
 // lengths are the evaluation lengths.
