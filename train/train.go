@@ -40,6 +40,9 @@ type Options struct {
 	// CorpusProgress, when not nil, is told the progress of reading a
 	// directory corpus.
 	CorpusProgress data.Progress
+	// now, when not nil, is the clock of the final evaluation's progress
+	// lines (tests set it; nil: time.Now).
+	now func() time.Time
 }
 
 // Summary is written to summary.json at the end of a run.
@@ -132,11 +135,12 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
 	}
-	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens}
-	if final.MaxTokens > 0 && final.MaxTokens < len(valTok)-1 {
-		fmt.Fprintf(logw, "evaluating on the first %d tokens of the validation split...\n", final.MaxTokens)
+	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens,
+		Progress: eval.NewProgress(logw, opt.Terminal, cfg.Model.TrainLen, opt.now)}
+	if scored := eval.ScoredTokens(len(valTok), final); scored < len(valTok)-1 {
+		fmt.Fprintf(logw, "evaluating on the first %d tokens of the validation split...\n", scored)
 	} else {
-		fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
+		fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens scored)...\n", scored)
 	}
 	r, err := eval.Perplexity(st.model, valTok, final)
 	if err != nil {

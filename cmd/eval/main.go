@@ -140,7 +140,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	terminal := cli.IsTerminal(stderr)
 	opts := func(l int) eval.Options {
 		return eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: memLimit,
-			Progress: cli.EvalProgress(stderr, terminal, l)}
+			Progress: eval.NewProgress(stderr, terminal, l, nil)}
 	}
 	for _, j := range jobs {
 		for _, l := range j.lengths {

@@ -195,7 +195,7 @@ func (o options) lengths(cfg train.Config) []int {
 
 func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Options {
 	return eval.Options{Len: l, BatchTokens: o.batchTokens, MaxTokens: o.maxTokens, MemoryLimit: osutil.AvailableMemory(),
-		Progress: cli.EvalProgress(stderr, terminal, l)}
+		Progress: eval.NewProgress(stderr, terminal, l, nil)}
 }
 
 // cell is one run of the grid: a scheme and a seed, in its own directory.
