@@ -161,6 +161,13 @@ func (o *options) parse(cfg train.Config, shard string) error {
 			o.seeds = append(o.seeds, v)
 		}
 	}
+	// A value listed twice would train or evaluate one thing twice and count
+	// it as two (a mean of two seeds with no spread).
+	for _, err := range []error{twice("--mults", o.factors), twice("--pos", o.schemes), twice("--seeds", o.seeds)} {
+		if err != nil {
+			return err
+		}
+	}
 	k, n, ok := strings.Cut(shard, "/")
 	var err1, err2 error
 	o.shard, err1 = strconv.Atoi(k)
@@ -170,6 +177,19 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	}
 	if o.batchTokens < 1 || o.maxTokens < 0 {
 		return fmt.Errorf("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", o.batchTokens, o.maxTokens)
+	}
+	return nil
+}
+
+// twice returns an error naming the first value that list (the flag
+// named flag) holds more than once, and nil if it holds none twice.
+func twice[T comparable](flag string, list []T) error {
+	seen := map[T]bool{}
+	for _, v := range list {
+		if seen[v] {
+			return fmt.Errorf("%s lists %v twice", flag, v)
+		}
+		seen[v] = true
 	}
 	return nil
 }
