@@ -36,49 +36,9 @@ type Options struct {
 	// tokens have been scored, out of how many.
 	Progress func(scored, total int)
 	// MemoryLimit > 0 makes Perplexity refuse, before allocating, a call
-	// whose estimated memory (EstimateBytes) exceeds it.
+	// whose estimated memory (EstimateBytes) does not fit in it (FitsMemory:
+	// at most MemoryPercent of it).
 	MemoryLimit int64
-}
-
-// EstimateBytes estimates the memory that Perplexity allocates for a stream
-// of n tokens: the largest evaluation graph it builds (see
-// model.EvalGraphBytes) plus the harness's own per-token buffers (40 bytes:
-// ids, targets and losses) and its per-position sums.
-func EstimateBytes(m *model.Model, n int, o Options) int64 {
-	l, batch := largestPass(n, o)
-	return m.EvalGraphBytes(batch, l) + int64(batch*l)*40 + int64(o.Len)*16
-}
-
-// largestPass returns the window length and batch of the largest forward
-// pass Perplexity makes over n tokens.
-func largestPass(n int, o Options) (l, batch int) {
-	if o.MaxTokens > 0 && o.MaxTokens+1 < n {
-		n = o.MaxTokens + 1
-	}
-	if o.BatchTokens < 1 {
-		o.BatchTokens = defaultBatchTokens
-	}
-	l = max(1, min(o.Len, n-1))
-	windows := max(1, (n-1+o.Len-1)/o.Len)
-	if o.Stride > 0 {
-		windows = max(1, (n-1-o.Len+o.Stride-1)/o.Stride+1)
-	}
-	return l, min(windows, max(1, o.BatchTokens/l))
-}
-
-// MemoryError says that an evaluation would need more memory than allowed.
-type MemoryError struct {
-	Len, Batch  int   // the window length and the windows per forward pass
-	Need, Limit int64 // bytes
-}
-
-func (e *MemoryError) Error() string {
-	what := fmt.Sprintf("%d windows of %d tokens", e.Batch, e.Len)
-	if e.Batch == 1 {
-		what = fmt.Sprintf("one window of %d tokens", e.Len)
-	}
-	return fmt.Sprintf("length %d needs about %s (%s per forward pass) but only %s is available",
-		e.Len, osutil.FormatBytes(e.Need), what, osutil.FormatBytes(e.Limit))
 }
 
 // defaultBatchTokens is the tokens of one forward pass, as in the PyTorch
@@ -105,6 +65,10 @@ type Result struct {
 // tokens before it inside its window) with m. Every predictable token is
 // scored exactly once. With the non-overlapping protocol, a tail shorter than
 // one window is scored as one shorter window at its own length, and counted.
+// A length whose one window does not fit in the tokens is refused with a
+// *LengthError (CheckLength), and one whose estimate does not fit in
+// o.MemoryLimit with a *MemoryError (CheckMemory), before anything is
+// allocated.
 func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	if o.Len < 1 {
 		return Result{}, fmt.Errorf("eval: length must be positive, got %d", o.Len)
@@ -112,17 +76,15 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	if o.Stride < 0 {
 		return Result{}, fmt.Errorf("eval: stride must not be negative, got %d", o.Stride)
 	}
-	if o.MaxTokens > 0 && o.MaxTokens+1 < len(tokens) {
-		tokens = tokens[:o.MaxTokens+1]
+	if err := CheckLength(len(tokens), o); err != nil {
+		return Result{}, err
 	}
+	if err := CheckMemory(m, len(tokens), o); err != nil {
+		return Result{}, err
+	}
+	tokens = tokens[:available(len(tokens), o)]
 	if o.BatchTokens < 1 {
 		o.BatchTokens = defaultBatchTokens
-	}
-	if o.MemoryLimit > 0 {
-		if need := EstimateBytes(m, len(tokens), o); need > o.MemoryLimit {
-			l, batch := largestPass(len(tokens), o)
-			return Result{}, &MemoryError{Len: l, Batch: batch, Need: need, Limit: o.MemoryLimit}
-		}
 	}
 	var ws []data.Window
 	var err error

@@ -178,6 +178,16 @@ func (c Config) Validate() error {
 	if t.FinalEvalTokens < 0 {
 		return fmt.Errorf("train.final_eval_tokens must not be negative (0: the whole validation split), got %d", t.FinalEvalTokens)
 	}
+	// Validation scores windows of train_len tokens, so it scores at least
+	// one window's worth.
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"train.eval_tokens", t.EvalTokens}, {"train.final_eval_tokens", t.FinalEvalTokens}} {
+		if f.v > 0 && f.v < c.Model.TrainLen {
+			return fmt.Errorf("%s (%d) must be at least model.train_len (%d): validation scores windows of train_len tokens", f.key, f.v, c.Model.TrainLen)
+		}
+	}
 	if t.LR == 0 {
 		return errors.New("train.lr is required: a positive number (it is missing or 0)")
 	}

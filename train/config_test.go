@@ -29,6 +29,9 @@ func TestParseConfig(t *testing.T) {
 		{"bad lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: -1}\n", "train.lr"},
 		{"min_lr above lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, min_lr: 0.2}\n", "train.min_lr"},
 		{"val_frac", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1}\ndata: {val_frac: 1.5}\n", "data.val_frac"},
+		{"eval_tokens shorter than train_len", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, eval_tokens: 3}\n", "train.eval_tokens (3) must be at least model.train_len (4)"},
+		{"eval_tokens of train_len", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, eval_tokens: 4, final_eval_tokens: 4}\n", ""},
+		{"final_eval_tokens shorter than train_len", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, final_eval_tokens: 2}\n", "train.final_eval_tokens (2) must be at least model.train_len (4)"},
 		{"model error first", "model: {d_model: 9, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\n", "divisible"},
 	}
 	for _, tc := range tests {

@@ -50,6 +50,9 @@ type Options struct {
 	// Otherwise Train holds the lock for the whole call and fails at once
 	// with ErrRunLocked if another process holds it.
 	Unlocked bool
+	// now, when not nil, is the clock of the final evaluation's progress
+	// lines (tests set it; nil: time.Now).
+	now func() time.Time
 }
 
 // Summary is written to summary.json at the end of a run.
@@ -157,11 +160,12 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
 	}
-	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens}
-	if final.MaxTokens > 0 && final.MaxTokens < len(valTok)-1 {
-		fmt.Fprintf(logw, "evaluating on the first %d tokens of the validation split...\n", final.MaxTokens)
+	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens,
+		Progress: eval.NewProgress(logw, opt.Terminal, cfg.Model.TrainLen, opt.now)}
+	if scored := eval.ScoredTokens(len(valTok), final); scored < len(valTok)-1 {
+		fmt.Fprintf(logw, "evaluating on the first %d tokens of the validation split...\n", scored)
 	} else {
-		fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens)...\n", len(valTok))
+		fmt.Fprintf(logw, "evaluating on the whole validation split (%d tokens scored)...\n", scored)
 	}
 	r, err := eval.Perplexity(st.model, valTok, final)
 	if err != nil {
@@ -322,8 +326,9 @@ func (st *state) tokensPerSecond() float64 {
 
 // LoadData reads the configured corpus and splits it into training and
 // validation tokens (one byte per token, sharing the corpus's memory).
-// progress, which may be nil, sees a directory corpus being read. A corpus
-// shorter than one window is an error.
+// progress, which may be nil, sees a directory corpus being read. A training
+// or validation split shorter than one window of train_len (plus the one
+// token it predicts last) is an error.
 func LoadData(cfg Config, progress data.Progress) (corpus *data.Corpus, trainTok, valTok []byte, err error) {
 	corpus, err = data.LoadCorpusProgress(cfg.Data.Corpus, progress)
 	if err != nil {
@@ -337,8 +342,9 @@ func LoadData(cfg Config, progress data.Progress) (corpus *data.Corpus, trainTok
 		return nil, nil, nil, fmt.Errorf("corpus %s: its training split of %d tokens is shorter than one window of train_len %d + 1",
 			cfg.Data.Corpus, len(trainTok), cfg.Model.TrainLen)
 	}
-	if len(valTok) < 2 {
-		return nil, nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is too short to score", cfg.Data.Corpus, len(valTok))
+	if len(valTok) < cfg.Model.TrainLen+1 {
+		return nil, nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is shorter than one window of train_len %d + 1",
+			cfg.Data.Corpus, len(valTok), cfg.Model.TrainLen)
 	}
 	return corpus, trainTok, valTok, nil
 }

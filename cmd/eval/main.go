@@ -51,7 +51,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
 	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
-	maxMemory := flags.String("max-memory", "", "refuse lengths whose estimated memory exceeds this, e.g. 2G (default: the memory available now)")
+	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: lengths estimated to need more than %d%% of it are refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
@@ -104,8 +104,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	// Every run's lengths and tokens first, and the memory check of every
-	// evaluation, before any of them allocates.
+	// Every run's lengths and tokens first, and the length and memory checks
+	// of every evaluation, before any of them allocates.
 	type job struct {
 		r       *eval.Trained
 		tokens  []byte
@@ -140,16 +140,19 @@ func command(args []string, stdout, stderr io.Writer) int {
 	terminal := cli.IsTerminal(stderr)
 	opts := func(l int) eval.Options {
 		return eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: memLimit,
-			Progress: cli.EvalProgress(stderr, terminal, l)}
+			Progress: eval.NewProgress(stderr, terminal, l, nil)}
 	}
 	for _, j := range jobs {
 		for _, l := range j.lengths {
-			if need := eval.EstimateBytes(j.r.Model, len(j.tokens), opts(l)); memLimit > 0 && need > memLimit {
-				_, err := eval.Perplexity(j.r.Model, j.tokens, opts(l)) // the MemoryError, without allocating
-				var me *eval.MemoryError
-				if errors.As(err, &me) && me.Batch > 1 {
-					return fail("%s: %v; lower --batch-tokens (now %d) or the length", j.r.Name, err, *batchTokens)
-				}
+			if err := eval.CheckLength(len(j.tokens), opts(l)); err != nil {
+				return fail("%s: %v", j.r.Name, err)
+			}
+			err := eval.CheckMemory(j.r.Model, len(j.tokens), opts(l))
+			var me *eval.MemoryError
+			switch {
+			case errors.As(err, &me) && me.Batch > 1:
+				return fail("%s: %v; lower --batch-tokens (now %d) or the length", j.r.Name, err, *batchTokens)
+			case err != nil:
 				return fail("%s: %v; evaluate shorter lengths, or raise --max-memory if the estimate is too cautious", j.r.Name, err)
 			}
 		}

@@ -99,7 +99,12 @@ func TestEvalBadInput(t *testing.T) {
 		{"corrupt checkpoint", []string{"--checkpoint", writeGarbage(t)}, "load checkpoint"},
 		{"bad memory size", []string{"--run", dir, "--max-memory", "lots"}, "--max-memory"},
 		{"over the memory limit, batch of windows", []string{"--run", dir, "--lens", "16", "--max-memory", "100K"}, "lower --batch-tokens (now 4096) or the length"},
-		{"over the memory limit, one window", []string{"--run", dir, "--lens", "16", "--batch-tokens", "16", "--max-memory", "10K"}, "(one window of 16 tokens per forward pass) but only 10 KB is available; evaluate shorter lengths"},
+		{"over the memory limit, one window", []string{"--run", dir, "--lens", "16", "--batch-tokens", "16", "--max-memory", "10K"}, "(one window of 16 tokens per forward pass) but only 10 KB is available, of which an evaluation may take 80% (8 KB); evaluate shorter lengths"},
+		// The validation split has 155 tokens; no length is evaluated
+		// (the one line is the error) when one of them does not fit.
+		{"length past the data", []string{"--run", dir, "--lens", "16,1000000"}, "length 1000000 needs 1000001 tokens but the data has 155; the longest length that fits is 154"},
+		{"one token past the data", []string{"--run", dir, "--len", "155"}, "length 155 needs 156 tokens but the data has 155; the longest length that fits is 154"},
+		{"length past --max-tokens", []string{"--run", dir, "--lens", "16,50", "--max-tokens", "40"}, "length 50 needs 51 tokens but only the first 41 of the data's 155 are scored (max tokens 40); the longest length that fits is 40"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -91,11 +91,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	mine := shardOf(cells, o.shard, o.shards)
 	terminal := cli.IsTerminal(stderr)
-	// The validation split's size, and whether every evaluation fits in
-	// memory, before anything trains.
+	// The validation split's size, and whether every evaluation fits in it
+	// and in memory, before anything trains.
 	_, _, val, err := train.LoadData(cfg, cli.CorpusProgress(stderr, terminal))
 	if err != nil {
 		return fail("%v", err)
+	}
+	for i, l := range o.lengths(cfg) {
+		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
+			return fail("--mults %d is too long for the validation split: %v%s", o.factors[i], err, longestMult(err, cfg.Model.TrainLen))
+		}
 	}
 	for _, c := range mine {
 		m, err := model.New(c.cfg.Model)
@@ -103,10 +108,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		for _, l := range o.lengths(cfg) {
-			opt := o.evalOptions(l, stderr, false)
-			if need := eval.EstimateBytes(m, len(val), opt); opt.MemoryLimit > 0 && need > opt.MemoryLimit {
-				return fail("%s at length %d needs about %s but only %s is available; lower --batch-tokens or --mults",
-					c.cfg.Model.Pos, l, osutil.FormatBytes(need), osutil.FormatBytes(opt.MemoryLimit))
+			if err := eval.CheckMemory(m, len(val), o.evalOptions(l, stderr, false)); err != nil {
+				return fail("%s: %v; lower --batch-tokens or --mults", c.cfg.Model.Pos, err)
 			}
 		}
 	}
@@ -159,6 +162,13 @@ func (o *options) parse(cfg train.Config, shard string) error {
 			o.seeds = append(o.seeds, v)
 		}
 	}
+	// A value listed twice would train or evaluate one thing twice and count
+	// it as two (a mean of two seeds with no spread).
+	for _, err := range []error{twice("--mults", o.factors), twice("--pos", o.schemes), twice("--seeds", o.seeds)} {
+		if err != nil {
+			return err
+		}
+	}
 	k, n, ok := strings.Cut(shard, "/")
 	var err1, err2 error
 	o.shard, err1 = strconv.Atoi(k)
@@ -172,6 +182,29 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	return nil
 }
 
+// twice returns an error naming the first value that list (the flag
+// named flag) holds more than once, and nil if it holds none twice.
+func twice[T comparable](flag string, list []T) error {
+	seen := map[T]bool{}
+	for _, v := range list {
+		if seen[v] {
+			return fmt.Errorf("%s lists %v twice", flag, v)
+		}
+		seen[v] = true
+	}
+	return nil
+}
+
+// longestMult names the largest multiple of trainLen that fits where the
+// *eval.LengthError err says a length did not, or returns "" if none does.
+func longestMult(err error, trainLen int) string {
+	var le *eval.LengthError
+	if errors.As(err, &le) && (le.Available-1)/trainLen >= 1 {
+		return fmt.Sprintf(" (--mults up to %d)", (le.Available-1)/trainLen)
+	}
+	return ""
+}
+
 // lengths are the evaluation lengths.
 func (o options) lengths(cfg train.Config) []int {
 	var ls []int
@@ -183,7 +216,7 @@ func (o options) lengths(cfg train.Config) []int {
 
 func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Options {
 	return eval.Options{Len: l, BatchTokens: o.batchTokens, MaxTokens: o.maxTokens, MemoryLimit: osutil.AvailableMemory(),
-		Progress: cli.EvalProgress(stderr, terminal, l)}
+		Progress: eval.NewProgress(stderr, terminal, l, nil)}
 }
 
 // cell is one run of the grid: a scheme and a seed, in its own directory.

@@ -137,6 +137,15 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"--config", cfg, "--shard", "3/2"}, "--shard"},
 		{[]string{"--config", cfg, "--shard", "1"}, "--shard"},
 		{[]string{"--config", cfg, "--report-only"}, "3 of 3 runs are not ready, so no report was written; 3 not finished"},
+		// Duplicates would train or evaluate one thing twice and count it twice.
+		{[]string{"--config", cfg, "--seeds", "1,1"}, "experiment: --seeds lists 1 twice"},
+		{[]string{"--config", cfg, "--seeds", "2,1,02"}, "experiment: --seeds lists 2 twice"},
+		{[]string{"--config", cfg, "--pos", "alibi,none, alibi"}, "experiment: --pos lists alibi twice"},
+		{[]string{"--config", cfg, "--mults", "1,2,1"}, "experiment: --mults lists 1 twice"},
+		// The validation split has 216 tokens (1080 bytes, val_frac 0.2):
+		// refused before anything trains (the one line is the error).
+		{[]string{"--config", cfg, "--mults", "1,100"}, "experiment: --mults 100 is too long for the validation split: length 800 needs 801 tokens but the data has 216; the longest length that fits is 215 (--mults up to 26)"},
+		{[]string{"--config", cfg, "--mults", "1,4", "--max-tokens", "20"}, "experiment: --mults 4 is too long for the validation split: length 32 needs 33 tokens but only the first 21 of the data's 216 are scored (max tokens 20); the longest length that fits is 20 (--mults up to 2)"},
 	} {
 		var o, e bytes.Buffer
 		code := command(append(tc.args, "--out", out), &o, &e)

@@ -121,31 +121,6 @@ func ParseBytes(s string) (int64, error) {
 	return int64(v * float64(int64(1)<<shift)), nil
 }
 
-// EvalProgress reports the tokens scored at one evaluation length: a bar on
-// a terminal, otherwise a line at most every 30 seconds (and none for
-// evaluations that end sooner).
-func EvalProgress(w io.Writer, terminal bool, length int) func(scored, total int) {
-	start, last := time.Now(), time.Now()
-	var bar *progressbar.ProgressBar
-	return func(scored, total int) {
-		if terminal {
-			if bar == nil {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(fmt.Sprintf("length %d", length)),
-					progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
-			}
-			bar.Set(scored)
-			if scored == total {
-				bar.Finish()
-			}
-			return
-		}
-		if time.Since(last) >= 30*time.Second && scored < total {
-			last = time.Now()
-			fmt.Fprintf(w, "length %d: %d of %d tokens scored (%.0f%%) in %.0fs\n", length, scored, total, 100*float64(scored)/float64(total), time.Since(start).Seconds())
-		}
-	}
-}
-
 // OpenRun loads the newest good checkpoint of a run directory for the
 // command name, telling stderr about each newer checkpoint it had to skip.
 // A directory without a trained run gives an error saying how to train one.
