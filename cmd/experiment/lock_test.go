@@ -64,7 +64,17 @@ func TestOverlappingShards(t *testing.T) {
 		t.Fatalf("the refused shard said %q, want one line with %q", msg, lockLine)
 	}
 
-	// The winner is still training: a report now would claim its run.
+	// Once the winner has logged a few steps (it is still training, for
+	// thousands more): a report now would claim its run.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(run, "metrics.jsonl"))
+		if bytes.Count(b, []byte("\n")) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the training shard logged no steps:\n%s", logs[winner].String())
+		}
+	}
 	var o, e bytes.Buffer
 	code := command(append(common, "--pos", "alibi", "--report-only"), &o, &e)
 	want := fmt.Sprintf("1 of 1 runs are not ready, so no report was written; 1 in progress: %s (by PID %d on host %s, since ", run, procs[winner].Process.Pid, host)
