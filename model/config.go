@@ -5,6 +5,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/alibi-go/alibi/layers"
 )
@@ -23,6 +24,17 @@ const (
 // Schemes lists the names of every registered position scheme: the
 // built-in ones, then those added with layers.RegisterScheme.
 func Schemes() []string { return layers.SchemeNames() }
+
+// SchemesText lists the registered schemes' names for a message, the last
+// two joined by conj: "alibi, sinusoidal, none, rope, t5, kerple or fire"
+// for "or".
+func SchemesText(conj string) string {
+	names := Schemes()
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}
 
 // Config is the shape of a model. Its YAML and JSON keys are the ones in
 // configs/*.yaml under `model:`.
