@@ -3,7 +3,8 @@ package layers
 import "math"
 
 // Projector is implemented by the bias schemes whose parameters must stay in
-// a domain (KerpleScheme, FireScheme). The model calls Project on a layer's
+// a domain (KerpleScheme, FireScheme). Their PositionSchemes hand Project to
+// the model as ParamSpec.Project, which the model calls on a layer's
 // parameters after every optimizer step; it moves each parameter that left
 // its domain back to the nearest point of it (a clamp), and leaves the
 // others bit-identical.
