@@ -49,15 +49,12 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	if (cfg.Bias == nil) != (params == nil) {
 		return nil, fmt.Errorf("attention: a bias scheme needs its parameters and parameters need a scheme")
 	}
-	if _, full := cfg.Bias.(FullBiasScheme); full && cfg.Cache != nil {
-		return nil, fmt.Errorf("attention: a full (T, T) bias cannot be used with a key/value cache")
-	}
 	op := &attentionOp{cfg: cfg}
 	key := fmt.Sprintf("Attention{heads=%d, q=%d", cfg.Heads, cfg.QueryLen)
 	inputs := G.Nodes{qkv}
 	types := []hm.Type{tt(2, tvA)}
 	if cfg.Bias != nil {
-		if err := cfg.Bias.CheckParams(params.Shape(), cfg.Heads, cfg.QueryLen); err != nil {
+		if err := cfg.Bias.CheckParams(params.Shape(), BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
 			return nil, fmt.Errorf("attention: %w", err)
 		}
 		key += ", bias=" + cfg.Bias.Name()

@@ -27,9 +27,9 @@ type BiasScheme interface {
 	// Name identifies the scheme and its settings; it is part of the
 	// attention op's hash.
 	Name() string
-	// CheckParams reports whether a parameter tensor of this shape fits a
-	// call with this many heads and queries per sequence.
-	CheckParams(params tensor.Shape, heads, qLen int) error
+	// CheckParams reports why a parameter tensor of this shape cannot
+	// serve an attention op of this geometry, or nil.
+	CheckParams(params tensor.Shape, call BiasCall) error
 	// Trainable reports whether the parameters receive a gradient.
 	Trainable() bool
 	// Bias32 and Bias64 return the kernel bias of the parameters for calls
@@ -44,6 +44,14 @@ type BiasScheme interface {
 	// Schemes that are not trainable are never asked.
 	ParamGrad32(params, biasGrad, out []float32)
 	ParamGrad64(params, biasGrad, out []float64)
+}
+
+// BiasCall is the geometry of an attention op, against which a BiasScheme
+// checks its parameters.
+type BiasCall struct {
+	Heads    int  // attention heads
+	QueryLen int  // queries per sequence
+	Cached   bool // the op reads earlier keys from a KVCache: keys outnumber queries
 }
 
 // schemeBias returns s's kernel bias in the element type of params.

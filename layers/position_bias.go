@@ -17,9 +17,9 @@ type AlibiScheme struct{}
 func (AlibiScheme) Name() string { return "alibi" }
 
 // CheckParams implements BiasScheme: the slopes are a (heads) tensor.
-func (AlibiScheme) CheckParams(p tensor.Shape, heads, _ int) error {
-	if len(p) != 1 || p[0] != heads {
-		return fmt.Errorf("ALiBi slopes have shape %v, want (%d)", p, heads)
+func (AlibiScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	if len(p) != 1 || p[0] != call.Heads {
+		return fmt.Errorf("ALiBi slopes have shape %v, want (%d)", p, call.Heads)
 	}
 	return nil
 }
@@ -117,8 +117,13 @@ type FullBiasScheme struct{}
 // Name implements BiasScheme.
 func (FullBiasScheme) Name() string { return "full" }
 
-// CheckParams implements BiasScheme: (heads or 1, qLen, qLen).
-func (FullBiasScheme) CheckParams(p tensor.Shape, heads, qLen int) error {
+// CheckParams implements BiasScheme: (heads or 1, qLen, qLen), and no
+// key/value cache, whose keys the tensor does not cover.
+func (FullBiasScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads, qLen := call.Heads, call.QueryLen
+	if call.Cached {
+		return fmt.Errorf("a full (T, T) bias cannot be used with a key/value cache")
+	}
 	if len(p) != 3 || (p[0] != 1 && p[0] != heads) || p[1] != qLen || p[2] != qLen {
 		return fmt.Errorf("a full bias has shape %v, want (%d or 1, %d, %d)", p, heads, qLen, qLen)
 	}

@@ -143,7 +143,8 @@ func (s FireScheme) Name() string { return fmt.Sprintf("fire(L0=%g)", s.l0()) }
 
 // CheckParams implements BiasScheme: the parameters are one flat tensor of
 // FireParamLen(heads) values.
-func (FireScheme) CheckParams(p tensor.Shape, heads, _ int) error {
+func (FireScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads := call.Heads
 	if len(p) != 1 || p[0] != FireParamLen(heads) {
 		return fmt.Errorf("FIRE parameters have shape %v, want (%d) for %d heads", p, FireParamLen(heads), heads)
 	}

@@ -56,7 +56,8 @@ func (KerpleScheme) Project(params []float32) {
 func (KerpleScheme) Name() string { return "kerple-log" }
 
 // CheckParams implements BiasScheme: the parameters are (2, heads).
-func (KerpleScheme) CheckParams(p tensor.Shape, heads, _ int) error {
+func (KerpleScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads := call.Heads
 	if len(p) != 2 || p[0] != 2 || p[1] != heads {
 		return fmt.Errorf("KERPLE parameters have shape %v, want (2, %d)", p, heads)
 	}

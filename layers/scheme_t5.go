@@ -58,7 +58,7 @@ func (s T5Scheme) Name() string {
 // the causal mask hides, count as 0). Distances below B/2 are their own
 // bucket and those from MaxDistance on the last, without floating point, so
 // that no logarithm of 0 is taken; in between, the float64 formula. The
-// settings must be valid (see checkParams): B >= 2 and M > B/2.
+// settings must be valid (see CheckParams): B >= 2 and M > B/2.
 func (s T5Scheme) Bucket(n int) int {
 	b, m := s.settings()
 	exact := b / 2
@@ -76,7 +76,8 @@ func (s T5Scheme) Bucket(n int) int {
 
 // CheckParams implements BiasScheme: the settings must be valid and the
 // table (buckets, heads).
-func (s T5Scheme) CheckParams(p tensor.Shape, heads, _ int) error {
+func (s T5Scheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads := call.Heads
 	b, m := s.settings()
 	if b < 2 || m <= b/2 {
 		return fmt.Errorf("T5 bias with %d buckets and maximum distance %d: want at least 2 buckets and a maximum distance above half of them", b, m)

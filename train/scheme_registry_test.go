@@ -42,9 +42,9 @@ type constantKernel struct{}
 func (constantKernel) Name() string    { return "constant" }
 func (constantKernel) Trainable() bool { return false }
 
-func (constantKernel) CheckParams(p tensor.Shape, heads, _ int) error {
-	if len(p) != 1 || p[0] != heads {
-		return fmt.Errorf("constant bias of shape %v, want (%d)", p, heads)
+func (constantKernel) CheckParams(p tensor.Shape, call layers.BiasCall) error {
+	if len(p) != 1 || p[0] != call.Heads {
+		return fmt.Errorf("constant bias of shape %v, want (%d)", p, call.Heads)
 	}
 	return nil
 }
