@@ -62,23 +62,25 @@ func (m *Model) Scheme() layers.PositionScheme { return m.scheme }
 // differentiated or updated), made once per graph in *buffer; a shared
 // weight (T5's table, one node for every layer); or the layer's own
 // (KERPLE's and FIRE's).
-func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node) (layers.BiasScheme, *G.Node) {
-	shape := m.Config.shape()
-	bias, name := m.scheme.AttentionBias(shape)
+func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node) (layers.BiasScheme, *G.Node, error) {
+	bias, name := m.scheme.AttentionBias(m.Config.shape())
 	if bias == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if m.Slopes != nil && name == m.bufferName {
 		if *buffer == nil {
 			t := tensor.New(tensor.WithShape(len(m.Slopes)), tensor.WithBacking(m.Slopes))
 			*buffer = layers.BiasInput(g, t, name)
 		}
-		return bias, *buffer
+		return bias, *buffer, nil
 	}
-	if n, ok := param[layerName(l, name)]; ok {
-		return bias, n
+	if n, ok := param[layerName(l, name)]; ok && m.Weights.IsPosition(layerName(l, name)) {
+		return bias, n, nil
 	}
-	return bias, param[name]
+	if n, ok := param[name]; ok && m.Weights.IsPosition(name) {
+		return bias, n, nil
+	}
+	return nil, nil, fmt.Errorf("position scheme %s: its attention bias reads %q, which is neither its buffer nor one of its parameters", m.scheme.Name(), name)
 }
 
 // Project moves every position parameter that an optimizer step took out of
@@ -178,7 +180,10 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 		}
 		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
-		scheme, biasParams := m.positionBias(g, l, param, &buffer)
+		scheme, biasParams, err := m.positionBias(g, l, param, &buffer)
+		if err != nil {
+			return nil, err
+		}
 		attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
 		if cache != nil {
 			attnCfg.Cache = cache.layers[l]
