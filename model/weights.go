@@ -162,6 +162,9 @@ func positionSpec(name string, p layers.ParamSpec) weightSpec {
 //     the built-in schemes as their papers' code: T5's table N(0, d^-1/2),
 //     KERPLE's r1 ~ U(0, 2) and r2 ~ U(0, 1), FIRE's MLP as PyTorch's
 //     nn.Linear with c = 0.1 and L = train_len (see layers).
+//
+// cfg must be valid (Config.Validate): it panics for a pos that names no
+// registered scheme.
 func InitWeights(cfg Config) *Weights {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	w := newWeights()
