@@ -47,7 +47,7 @@ type PositionScheme interface {
 	// AttentionBias returns the bias the attention kernel adds to the
 	// scores and the name of the tensor it reads as its parameters: the
 	// Buffer's name, a SharedParams name or a LayerParams name (the layer's
-	// own). A nil BiasScheme means no bias.
+	// own), which must therefore differ. A nil BiasScheme means no bias.
 	AttentionBias(shape ModelShape) (bias BiasScheme, params string)
 	// EvalBytes is the memory the scheme's buffers add to an evaluation
 	// graph of batch sequences of length tokens (see model.EvalGraphBytes).

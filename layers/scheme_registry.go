@@ -59,7 +59,9 @@ func (r *schemeRegistry) register(s PositionScheme) error {
 }
 
 // RegisterScheme adds a position scheme under its Name, so that model
-// configs and the commands can name it. It fails for a name already taken.
+// configs and the commands can name it. It fails for a name already taken,
+// and for an empty name or one with a space or a comma (cmd/experiment's
+// --pos is a comma-separated list).
 // Call it before building models that use the scheme, typically once at
 // the start of main or of a test.
 func RegisterScheme(s PositionScheme) error { return schemes.register(s) }
