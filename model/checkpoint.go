@@ -26,11 +26,11 @@ import (
 // in the metadata the config as JSON ("config"), a format tag ("format") and
 // a SHA-256 over every tensor and metadata entry ("sha256").
 type Checkpoint struct {
-	Config  Config
-	Weights *Weights
-	Slopes  []float32 // the position scheme's buffer (see Model.Slopes)
-	Extra   []safetensors.Tensor
-	Meta    map[string]string
+	Config         Config
+	Weights        *Weights
+	PositionBuffer []float32 // the position scheme's buffer (see Model.PositionBuffer)
+	Extra          []safetensors.Tensor
+	Meta           map[string]string
 }
 
 const (
@@ -43,7 +43,7 @@ const (
 
 // NewCheckpoint returns a checkpoint of m with no training state.
 func NewCheckpoint(m *Model) *Checkpoint {
-	return &Checkpoint{Config: m.Config, Weights: m.Weights, Slopes: m.Slopes, Meta: map[string]string{}}
+	return &Checkpoint{Config: m.Config, Weights: m.Weights, PositionBuffer: m.PositionBuffer, Meta: map[string]string{}}
 }
 
 // Model returns a model built from the checkpoint's config and weights.
@@ -60,13 +60,13 @@ func (c *Checkpoint) Encode(w io.Writer) error {
 		t := c.Weights.Tensors[name]
 		ts = append(ts, safetensors.F32(name, t.Shape(), t.Data().([]float32)))
 	}
-	if c.Slopes != nil {
+	if c.PositionBuffer != nil {
 		s, err := c.Config.Scheme()
 		if err != nil {
 			return fmt.Errorf("encode checkpoint: %w", err)
 		}
 		name, _ := s.Buffer(c.Config.shape())
-		ts = append(ts, safetensors.F32(bufferPrefix+name, []int{len(c.Slopes)}, c.Slopes))
+		ts = append(ts, safetensors.F32(bufferPrefix+name, []int{len(c.PositionBuffer)}, c.PositionBuffer))
 	}
 	ts = append(ts, c.Extra...)
 	meta := map[string]string{metaConfig: string(cfg), metaFormat: checkpointFormat}
@@ -148,7 +148,7 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 		copy(c.Weights.add(spec), v)
 		delete(byName, name)
 	}
-	if c.Slopes, err = readBuffer(c.Config, ts, byName); err != nil {
+	if c.PositionBuffer, err = readBuffer(c.Config, ts, byName); err != nil {
 		return nil, err
 	}
 	for _, t := range ts { // the rest, in file order

@@ -16,14 +16,14 @@ import (
 type Model struct {
 	Config  Config
 	Weights *Weights
-	// Slopes is the position scheme's constant buffer (layers.PositionScheme
-	// Buffer): the ALiBi slopes, nil for the other built-in schemes. It is
-	// saved in checkpoints. The attention kernels compute the bias from it;
-	// no (T, T) bias is ever built.
-	Slopes []float32
+	// PositionBuffer is the position scheme's constant buffer
+	// (layers.PositionScheme Buffer): the ALiBi slopes, nil for the other
+	// built-in schemes. It is saved in checkpoints. The attention kernels
+	// compute the bias from it; no (T, T) bias is ever built.
+	PositionBuffer []float32
 
 	scheme     layers.PositionScheme
-	bufferName string                            // the name of Slopes
+	bufferName string                            // the name of PositionBuffer
 	makeTable  func(length, d int) *tensor.Dense // the scheme's embedding table, or nil
 	table      *tensor.Dense                     // embedding table for tableLen
 	tableLen   int
@@ -48,7 +48,7 @@ func FromWeights(cfg Config, w *Weights) (*Model, error) {
 	}
 	s := cfg.mustScheme()
 	m := &Model{Config: cfg, Weights: w, scheme: s, makeTable: s.EmbeddingTable()}
-	m.bufferName, m.Slopes = s.Buffer(cfg.shape())
+	m.bufferName, m.PositionBuffer = s.Buffer(cfg.shape())
 	return m, nil
 }
 
@@ -58,7 +58,7 @@ func (m *Model) Scheme() layers.PositionScheme { return m.scheme }
 // positionBias returns layer l's attention bias scheme and its parameters'
 // node, or nil for the schemes whose attention has no bias (sinusoidal,
 // none and rope). The scheme names its parameters: its buffer (ALiBi's
-// slopes), a constant node that reads m.Slopes in place (never
+// slopes), a constant node that reads m.PositionBuffer in place (never
 // differentiated or updated), made once per graph in *buffer; a shared
 // weight (T5's table, one node for every layer); or the layer's own
 // (KERPLE's and FIRE's).
@@ -67,9 +67,9 @@ func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, bu
 	if bias == nil {
 		return nil, nil, nil
 	}
-	if m.Slopes != nil && name == m.bufferName {
+	if m.PositionBuffer != nil && name == m.bufferName {
 		if *buffer == nil {
-			t := tensor.New(tensor.WithShape(len(m.Slopes)), tensor.WithBacking(m.Slopes))
+			t := tensor.New(tensor.WithShape(len(m.PositionBuffer)), tensor.WithBacking(m.PositionBuffer))
 			*buffer = layers.BiasInput(g, t, name)
 		}
 		return bias, *buffer, nil

@@ -123,8 +123,8 @@ func TestRegisteredSchemeTrainsScoresAndGenerates(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: generate: %v", pos, err)
 		}
-		if pos == "constant" && len(c.Slopes) != cfg.Model.NHeads {
-			t.Errorf("the checkpoint holds %v as the scheme's buffer, want %d zeros", c.Slopes, cfg.Model.NHeads)
+		if pos == "constant" && len(c.PositionBuffer) != cfg.Model.NHeads {
+			t.Errorf("the checkpoint holds %v as the scheme's buffer, want %d zeros", c.PositionBuffer, cfg.Model.NHeads)
 		}
 		return outcome{sum, r.PPL, string(gen[0].Text)}
 	}
