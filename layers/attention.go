@@ -49,15 +49,12 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	if (cfg.Bias == nil) != (params == nil) {
 		return nil, fmt.Errorf("attention: a bias scheme needs its parameters and parameters need a scheme")
 	}
-	if _, full := cfg.Bias.(FullBiasScheme); full && cfg.Cache != nil {
-		return nil, fmt.Errorf("attention: a full (T, T) bias cannot be used with a key/value cache")
-	}
 	op := &attentionOp{cfg: cfg}
 	key := fmt.Sprintf("Attention{heads=%d, q=%d", cfg.Heads, cfg.QueryLen)
 	inputs := G.Nodes{qkv}
 	types := []hm.Type{tt(2, tvA)}
 	if cfg.Bias != nil {
-		if err := cfg.Bias.checkParams(params.Shape(), cfg.Heads, cfg.QueryLen); err != nil {
+		if err := cfg.Bias.CheckParams(params.Shape(), BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
 			return nil, fmt.Errorf("attention: %w", err)
 		}
 		key += ", bias=" + cfg.Bias.Name()
@@ -76,12 +73,13 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 // from step to step.
 type attentionOp struct {
 	opBase
-	cfg       AttentionConfig
-	keepLSE   bool
-	lse       any // []float32 or []float64: batch*heads*QueryLen
-	scratch   any // the kernels' per-worker buffers
-	biasCache any // what the bias scheme reuses between calls
-	dParams   *tensor.Dense
+	cfg     AttentionConfig
+	keepLSE bool
+	lse     any               // []float32 or []float64: batch*heads*QueryLen
+	scratch any               // the kernels' per-worker buffers
+	bias32  biasMemo[float32] // the kernel bias of the last call
+	bias64  biasMemo[float64]
+	dParams *tensor.Dense
 }
 
 // geometry returns the batch size and model width of qkv's shape.
@@ -172,11 +170,19 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T],
 }
 
 // attnBias returns the scheme's bias for keys up to kLen, or nil.
-func attnBias[T float](o *attentionOp, c attnCall, kLen int) tileBias[T] {
+func attnBias[T float](o *attentionOp, c attnCall, kLen int) KernelBias[T] {
 	if o.cfg.Bias == nil {
 		return nil
 	}
-	return o.cfg.Bias.tile(c.params.Data(), o.cfg.Heads, kLen, &o.biasCache).(tileBias[T])
+	return biasMemoOf[T](o).bias(o.cfg.Bias, c.params.Data().([]T), o.cfg.Heads, kLen)
+}
+
+// biasMemoOf returns the op's memo of kernel biases in element type T.
+func biasMemoOf[T float](o *attentionOp) *biasMemo[T] {
+	if m, ok := any(&o.bias32).(*biasMemo[T]); ok {
+		return m
+	}
+	return any(&o.bias64).(*biasMemo[T])
 }
 
 func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
@@ -200,7 +206,7 @@ func (o *attentionOp) DiffWRT(n int) []bool {
 	if n == 1 {
 		return []bool{true}
 	}
-	return []bool{true, o.cfg.Bias.trainable()}
+	return []bool{true, o.cfg.Bias.Trainable()}
 }
 
 // SymDiff returns the gradient of qkv (and of a trainable scheme's
@@ -227,7 +233,7 @@ func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 	if len(inputs) == 1 {
 		return G.Nodes{dqkv}, nil
 	}
-	if !o.cfg.Bias.trainable() {
+	if !o.cfg.Bias.Trainable() {
 		return G.Nodes{dqkv, nil}, nil
 	}
 	p := &attentionParamGradOp{fwd: o}
@@ -295,9 +301,9 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 	seqs := flashPackedSeqs(qkv, out, c.batch, t, c.d)
 	bias := attnBias[T](f, c, t)
 	var biasGrad []T
-	if f.cfg.Bias != nil && f.cfg.Bias.trainable() {
+	if f.cfg.Bias != nil && f.cfg.Bias.Trainable() {
 		biasGrad, _ = o.biasGrad.([]T)
-		biasGrad = resize(biasGrad, bias.(learnedBias[T]).gradLen())
+		biasGrad = resize(biasGrad, bias.(TrainableBias[T]).GradLen())
 		o.biasGrad = biasGrad
 	}
 	flashBackward(seqs, flashPackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
@@ -306,7 +312,7 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 		if f.dParams == nil || !f.dParams.Shape().Eq(c.params.Shape()) || f.dParams.Dtype() != c.params.Dtype() {
 			f.dParams = newLike(c.params.Dtype(), c.params.Shape()...)
 		}
-		f.cfg.Bias.paramGrad(c.params.Data(), biasGrad, f.dParams.Data())
+		paramGrad(f.cfg.Bias, c.params.Data().([]T), biasGrad, f.dParams.Data().([]T))
 	}
 	return nil
 }

@@ -152,7 +152,7 @@ func attentionRun(t *testing.T, qkv, params *tensor.Dense, cfg AttentionConfig, 
 	wrt := G.Nodes{x}
 	if params != nil {
 		p = G.NewTensor(g, G.Float32, params.Dims(), G.WithShape(params.Shape()...), G.WithValue(params.Clone()), G.WithName("params"))
-		if cfg.Bias.trainable() {
+		if cfg.Bias.Trainable() {
 			wrt = append(wrt, p)
 		}
 	}

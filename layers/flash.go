@@ -198,7 +198,7 @@ func maxKLen[T float](seqs []flashSeq[T], qLen int) int {
 // exp(S - m), and the output accumulated in o itself, rescaled by
 // exp(m_old - m_new) whenever the maximum grows; at the end O = o / l and
 // lse = m + log l.
-func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, bias tileBias[T], lse []T, opt flashOpts) {
+func flashForward[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale T, bias KernelBias[T], lse []T, opt flashOpts) {
 	if len(seqs) == 0 || qLen == 0 {
 		return
 	}
@@ -228,7 +228,7 @@ type flashForwardCall[T float] struct {
 	seqs                               []flashSeq[T]
 	qLen, heads, dHead, qTiles, bq, bk int
 	scale                              T
-	bias                               tileBias[T]
+	bias                               KernelBias[T]
 	lse                                []T
 	work                               []*flashWork[T]
 }
@@ -273,7 +273,7 @@ type flashHead[T float] struct {
 	h     int
 	dHead int
 	scale T
-	bias  tileBias[T]
+	bias  KernelBias[T]
 	lse   []T // the head's qLen log-sum-exp values
 }
 
@@ -358,7 +358,7 @@ func rowLSE[T float](m T, l float64) T {
 // accumulated so far must be rescaled (exactly 1 when the maximum stays).
 func (t *flashHead[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
 	if t.bias != nil {
-		t.bias.add(t.h, pos, j0, row[:n])
+		t.bias.Add(t.h, pos, j0, row[:n])
 	}
 	vis := row[:padInvisible(row, n)]
 	mNew := max(*m, rowMax(vis))
@@ -405,25 +405,25 @@ func padInvisible[T float](row []T, n int) int {
 // dv are overwritten (other columns are not touched).
 //
 // When biasGrad is not nil, bias must be a learnedBias and biasGrad (of
-// length bias.gradLen()) is overwritten with the gradient of the loss with
+// length bias.GradLen()) is overwritten with the gradient of the loss with
 // respect to the bias entries, summed over sequences and heads. Each fixed
 // chunk of units accumulates into its own buffer and the chunks are added in
 // order, so the result is bit-identical from run to run whatever the
 // scheduling or number of workers.
 //
 // A unit of work is (sequence, head): one worker owns its dq, dk and dv.
-func flashBackward[T float](seqs []flashSeq[T], grads []flashGradSeq[T], qLen, heads, dHead int, scale T, bias tileBias[T], lse, biasGrad []T, opt flashOpts) {
+func flashBackward[T float](seqs []flashSeq[T], grads []flashGradSeq[T], qLen, heads, dHead int, scale T, bias KernelBias[T], lse, biasGrad []T, opt flashOpts) {
 	if len(grads) != len(seqs) {
 		panic(fmt.Sprintf("layers: flashBackward got %d sequences and %d gradients", len(seqs), len(grads)))
 	}
-	var lb learnedBias[T]
+	var lb TrainableBias[T]
 	if biasGrad != nil {
 		var ok bool
-		if lb, ok = bias.(learnedBias[T]); !ok {
+		if lb, ok = bias.(TrainableBias[T]); !ok {
 			panic(fmt.Sprintf("layers: flashBackward: bias %T has no gradient", bias))
 		}
-		if len(biasGrad) != lb.gradLen() {
-			panic(fmt.Sprintf("layers: flashBackward: bias gradient has %d elements, want %d", len(biasGrad), lb.gradLen()))
+		if len(biasGrad) != lb.GradLen() {
+			panic(fmt.Sprintf("layers: flashBackward: bias gradient has %d elements, want %d", len(biasGrad), lb.GradLen()))
 		}
 		clear(biasGrad)
 	}
@@ -438,7 +438,7 @@ func flashBackward[T float](seqs []flashSeq[T], grads []flashGradSeq[T], qLen, h
 	units := len(seqs) * heads
 	minChunk := 1
 	if lb != nil {
-		minChunk = ceilDiv(units, biasAccumulators(lb.gradLen()))
+		minChunk = ceilDiv(units, biasAccumulators(lb.GradLen()))
 		fs.accs = resize(fs.accs, parallel.NumChunks(units, minChunk))
 		for c := 1; c < len(fs.accs); c++ {
 			fs.accs[c] = resize(fs.accs[c], len(biasGrad))
@@ -481,7 +481,7 @@ func biasAccumulators(gradLen int) int {
 
 // backward computes the gradients of one (sequence, head), walking key
 // tiles and, for each, the query tiles that see them.
-func (t *flashHead[T]) backward(g flashGradSeq[T], qLen, bq, bk int, lb learnedBias[T], acc []T, w *flashWork[T]) {
+func (t *flashHead[T]) backward(g flashGradSeq[T], qLen, bq, bk int, lb TrainableBias[T], acc []T, w *flashWork[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	kLen := sq.offset + qLen
 	for i := 0; i < qLen; i++ {
@@ -503,7 +503,7 @@ func (t *flashHead[T]) backward(g flashGradSeq[T], qLen, bq, bk int, lb learnedB
 
 // backwardBlock adds the contributions of query rows i0..i1-1 (all of which
 // see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient.
-func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, lb learnedBias[T], acc []T, w *flashWork[T]) {
+func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, lb TrainableBias[T], acc []T, w *flashWork[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	nr := i1 - i0
 	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
@@ -513,7 +513,7 @@ func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 		row := p[r*ld : r*ld+kn]
 		n := visible(pos, j0, kn)
 		if t.bias != nil {
-			t.bias.add(t.h, pos, j0, row[:n])
+			t.bias.Add(t.h, pos, j0, row[:n])
 		}
 		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
 	}
@@ -526,7 +526,7 @@ func (t *flashHead[T]) backwardBlock(g flashGradSeq[T], i0, i1, j0, kn, ld int, 
 		ds := p[r*ld : r*ld+n]
 		softmaxGrad(ds, dp[r*ld:r*ld+n], w.d[i0+r])
 		if lb != nil {
-			lb.accumulate(acc, t.h, pos, j0, ds)
+			lb.Accumulate(acc, t.h, pos, j0, ds)
 		}
 	}
 	gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.k[sq.kAt(j0, t.h, dh):], sq.ldk, 1, g.dq[i0*g.lddq+c:], g.lddq)

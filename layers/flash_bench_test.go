@@ -37,7 +37,7 @@ type flashBench struct {
 	p     *flashProblem[float32]
 	g     *dGradients[float32]
 	alibi []float32
-	bias  tileBias[float32]
+	bias  KernelBias[float32]
 	lse   []float32
 }
 
@@ -58,12 +58,12 @@ func (fb *flashBench) materialisedBias() []float32 {
 
 func (fb *flashBench) flashForward(opt flashOpts) {
 	fc := fb.fc
-	flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), tileBias[float32](fb.bias), fb.lse, opt)
+	flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, opt)
 }
 
 func (fb *flashBench) flashBackward(opt flashOpts) {
 	fc := fb.fc
-	flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), tileBias[float32](fb.bias), fb.lse, nil, opt)
+	flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, nil, opt)
 }
 
 func BenchmarkFlashForward(b *testing.B) {

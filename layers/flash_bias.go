@@ -2,30 +2,31 @@ package layers
 
 import "fmt"
 
-// tileBias is an additive position bias applied inside the tiled attention
-// kernels, one row of keys at a time, so that no (T, T) bias is ever built.
+// KernelBias is an additive position bias applied inside the tiled
+// attention kernels, one row of keys at a time, so that no (T, T) bias is
+// ever built. A BiasScheme returns one for a call's geometry.
 //
-// add adds the bias of head h for the query at absolute position pos to the
+// Add adds the bias of head h for the query at absolute position pos to the
 // scores of keys j0..j0+len(row)-1, all of which are <= pos (the kernels
 // never ask for masked keys). It is called concurrently from several
 // goroutines and must not modify the receiver.
-type tileBias[T float] interface {
-	add(h, pos, j0 int, row []T)
+type KernelBias[T float] interface {
+	Add(h, pos, j0 int, row []T)
 }
 
-// learnedBias is a tileBias with trainable entries. The backward kernel
+// TrainableBias is a KernelBias with trainable entries. The backward kernel
 // passes it dS, the gradient of the loss with respect to the biased scores,
 // which is also the gradient with respect to the bias entries that were
 // added to them.
 //
-// gradLen is the size of one gradient accumulator (for example the number of
-// entries of a bias table). accumulate adds the gradient ds of the entries
-// that add(h, pos, j0, row) used, row by row, into acc; it must touch only
-// acc and is called concurrently on distinct accumulators.
-type learnedBias[T float] interface {
-	tileBias[T]
-	gradLen() int
-	accumulate(acc []T, h, pos, j0 int, ds []T)
+// GradLen is the size of one gradient accumulator (for example the number
+// of entries of a bias table). Accumulate adds the gradient ds of the
+// entries that Add(h, pos, j0, row) used, row by row, into acc; it must
+// touch only acc and is called concurrently on distinct accumulators.
+type TrainableBias[T float] interface {
+	KernelBias[T]
+	GradLen() int
+	Accumulate(acc []T, h, pos, j0 int, ds []T)
 }
 
 // fullBias is a materialised bias tensor of shape (heads, qLen, kLen), heads
@@ -59,14 +60,14 @@ func (b fullBias[T]) index(h, pos, j0 int) int {
 	return (h*b.qLen+pos-b.offset)*b.kLen + j0
 }
 
-func (b fullBias[T]) add(h, pos, j0 int, row []T) {
+func (b fullBias[T]) Add(h, pos, j0 int, row []T) {
 	i := b.index(h, pos, j0)
 	addTo(row, b.data[i:i+len(row)])
 }
 
-func (b fullBias[T]) gradLen() int { return len(b.data) }
+func (b fullBias[T]) GradLen() int { return len(b.data) }
 
-func (b fullBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
+func (b fullBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	i := b.index(h, pos, j0)
 	addTo(acc[i:i+len(ds)], ds)
 }

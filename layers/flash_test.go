@@ -135,16 +135,17 @@ func (k biasKind) reference(fc flashCase) *tensor.Dense {
 }
 
 // kernelBias returns the kernel's bias of the kind.
-func kernelBias[T float](k biasKind, fc flashCase) tileBias[T] {
+func kernelBias[T float](k biasKind, fc flashCase) KernelBias[T] {
 	switch k {
 	case alibiSlopes:
 		return alibiKernelBias[T](AlibiSlopes(fc.heads), fc.kLen())
 	case alibiLong:
 		// Tables first built for half the keys, then grown (by doubling)
 		// for this call: the grown tables must be as good as fresh ones.
-		var cache any
-		alibiTables[T](AlibiSlopes(fc.heads), max(1, fc.kLen()/2), &cache)
-		return alibiTables[T](AlibiSlopes(fc.heads), fc.kLen(), &cache)
+		var memo biasMemo[T]
+		slopes := convertTo[T](AlibiSlopes(fc.heads))
+		memo.bias(AlibiScheme{}, slopes, fc.heads, max(1, fc.kLen()/2))
+		return memo.bias(AlibiScheme{}, slopes, fc.heads, fc.kLen())
 	case noSlopes:
 		return nil
 	case zeroSlopes:
@@ -157,9 +158,8 @@ func kernelBias[T float](k biasKind, fc flashCase) tileBias[T] {
 
 // alibiKernelBias is the bias AlibiScheme gives the kernel for slopes and
 // keys up to kLen.
-func alibiKernelBias[T float](slopes []float32, kLen int) tileBias[T] {
-	var cache any
-	return alibiTables[T](slopes, kLen, &cache)
+func alibiKernelBias[T float](slopes []float32, kLen int) KernelBias[T] {
+	return alibiTables[T](slopes, kLen)
 }
 
 func convertTo[T, S float](x []S) []T {
@@ -568,7 +568,7 @@ func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 
 // flashLoss is sum(O * R) of a float64 forward pass, R being the output
 // gradient g.do.
-func flashLoss(p *flashProblem[float64], g *dGradients[float64], bias tileBias[float64], opt flashOpts) float64 {
+func flashLoss(p *flashProblem[float64], g *dGradients[float64], bias KernelBias[float64], opt flashOpts) float64 {
 	fc := p.fc
 	lse := make([]float64, fc.lseLen())
 	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
@@ -630,7 +630,7 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 						for i := range fb.data {
 							fb.data[i] += rng.NormFloat64()
 						}
-						biasGrad = make([]float64, fb.gradLen())
+						biasGrad = make([]float64, fb.GradLen())
 					}
 					lse := make([]float64, fc.lseLen())
 					flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
@@ -660,7 +660,7 @@ func TestFlashDeterministic(t *testing.T) {
 	g := newGradients(rng, p)
 	bias := kernelBias[float32](maskFull, fc) // one matrix shared by all 32 units
 	lse := make([]float32, fc.lseLen())
-	biasGrad := make([]float32, bias.(learnedBias[float32]).gradLen())
+	biasGrad := make([]float32, bias.(TrainableBias[float32]).GradLen())
 	// results lists every output of both passes, in a fixed order.
 	results := [][]float32{p.o, lse, g.dq, g.dkv, biasGrad}
 	names := []string{"output", "lse", "dQ", "dK dV", "bias gradient"}

@@ -13,9 +13,12 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// float is the element type of every kernel: float32 for models, float64 for
+// Float is the element type of every kernel: float32 for models, float64 for
 // gradient checks.
-type float interface{ ~float32 | ~float64 }
+type Float interface{ ~float32 | ~float64 }
+
+// float is Float, the short name the kernels use.
+type float = Float
 
 // parallelChunks runs fn on the fixed chunks of [0, n) on every core (see
 // package parallel: the split never depends on the machine, so reductions

@@ -2,40 +2,9 @@ package layers
 
 import (
 	"fmt"
-	"slices"
 
 	"gorgonia.org/tensor"
 )
-
-// BiasScheme is a position scheme that biases attention scores: it turns
-// the scheme's parameters (a small tensor, the value of the attention op's
-// second input) into the bias that the attention kernel adds to the scores,
-// tile by tile, without ever building a (T, T) array. The parameters are a
-// constant buffer (the ALiBi slopes) or trainable weights, whose gradient
-// the attention op then returns.
-//
-// The schemes of this package: AlibiScheme (constant slopes), the learned
-// T5Scheme, KerpleScheme and FireScheme, and FullBiasScheme (a materialised
-// (T, T) bias, the reference the others are tested against). Rotary
-// positions change the queries and keys instead (Rope).
-type BiasScheme interface {
-	// Name identifies the scheme and its settings; it is part of the
-	// attention op's hash.
-	Name() string
-	// checkParams reports whether params fits a call with this many heads
-	// and queries per sequence.
-	checkParams(params tensor.Shape, heads, qLen int) error
-	// tile returns the kernel bias (a tileBias[float32] or tileBias[float64],
-	// following params, a []float32 or []float64) for keys up to kLen. cache
-	// is the op's, to keep what can be reused from call to call.
-	tile(params any, heads, kLen int, cache *any) any
-	// trainable reports whether the parameters receive a gradient.
-	trainable() bool
-	// paramGrad turns biasGrad, the gradient of the tile's entries (of
-	// length gradLen of the tile, which is then a learnedBias), into the
-	// gradient of the parameters, written to out.
-	paramGrad(params, biasGrad, out any)
-}
 
 // AlibiScheme is the ALiBi bias of Press et al.: head h adds -m_h*(i-j) to
 // the score of the query at position i on key j. Its parameters are the
@@ -47,43 +16,42 @@ type AlibiScheme struct{}
 // Name implements BiasScheme.
 func (AlibiScheme) Name() string { return "alibi" }
 
-func (AlibiScheme) checkParams(p tensor.Shape, heads, _ int) error {
-	if len(p) != 1 || p[0] != heads {
-		return fmt.Errorf("ALiBi slopes have shape %v, want (%d)", p, heads)
+// CheckParams implements BiasScheme: the slopes are a (heads) tensor.
+func (AlibiScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	if len(p) != 1 || p[0] != call.Heads {
+		return fmt.Errorf("ALiBi slopes have shape %v, want (%d)", p, call.Heads)
 	}
 	return nil
 }
 
-func (AlibiScheme) trainable() bool       { return false }
-func (AlibiScheme) paramGrad(_, _, _ any) {}
-func (s AlibiScheme) tile(params any, heads, kLen int, cache *any) any {
-	switch p := params.(type) {
-	case []float32:
-		return alibiTables[float32](p, kLen, cache)
-	case []float64:
-		s32 := make([]float32, len(p))
-		for i, v := range p {
-			s32[i] = float32(v)
-		}
-		return alibiTables[float64](s32, kLen, cache)
-	}
-	panic(fmt.Sprintf("layers: ALiBi slopes of type %T", params))
+// Trainable implements BiasScheme: the slopes are constant.
+func (AlibiScheme) Trainable() bool { return false }
+
+// ParamGrad32 implements BiasScheme; the slopes have no gradient.
+func (AlibiScheme) ParamGrad32(_, _, _ []float32) {}
+
+// ParamGrad64 implements BiasScheme; the slopes have no gradient.
+func (AlibiScheme) ParamGrad64(_, _, _ []float64) {}
+
+// Bias32 implements BiasScheme: the distance tables of the slopes.
+func (AlibiScheme) Bias32(slopes []float32, _, kLen int) KernelBias[float32] {
+	return alibiTables[float32](slopes, kLen)
 }
 
-// alibiTables returns the distance tables of the slopes for at least kLen
-// keys: row h is the last query row of AlibiBias(slopes, 1, n, n-1, true),
-// the biases of distances n-1 down to 0. The tables are kept in *cache and
-// reused while the slopes stay and the length suffices; they grow by
-// doubling, so that generating token after token rebuilds them a
-// logarithmic number of times, not once per token.
-func alibiTables[T float](slopes []float32, kLen int, cache *any) distanceBias[T] {
-	if c, ok := (*cache).(*alibiCache[T]); ok && c.n >= kLen && slices.Equal(c.slopes, slopes) {
-		return c.bias
+// Bias64 implements BiasScheme: the distance tables of the slopes, which
+// are rounded to float32 first, as the tables are made by AlibiBias.
+func (AlibiScheme) Bias64(slopes []float64, _, kLen int) KernelBias[float64] {
+	s32 := make([]float32, len(slopes))
+	for i, v := range slopes {
+		s32[i] = float32(v)
 	}
-	n := kLen
-	if c, ok := (*cache).(*alibiCache[T]); ok && slices.Equal(c.slopes, slopes) {
-		n = max(kLen, 2*c.n)
-	}
+	return alibiTables[float64](s32, kLen)
+}
+
+// alibiTables returns the distance tables of the slopes for kLen keys: row
+// h is the last query row of AlibiBias(slopes, 1, n, n-1, true), the biases
+// of distances n-1 down to 0, so the formula has one implementation.
+func alibiTables[T float](slopes []float32, n int) distanceBias[T] {
 	b := elems[float32](AlibiBias(slopes, 1, n, n-1, true))
 	tables := make([][]T, len(slopes))
 	for h, m := range slopes {
@@ -95,16 +63,7 @@ func alibiTables[T float](slopes []float32, kLen int, cache *any) distanceBias[T
 			tables[h][t] = T(v)
 		}
 	}
-	c := &alibiCache[T]{slopes: slices.Clone(slopes), n: n, bias: distanceBias[T]{tables: tables}}
-	*cache = c
-	return c.bias
-}
-
-// alibiCache is what AlibiScheme keeps between calls.
-type alibiCache[T float] struct {
-	slopes []float32
-	n      int
-	bias   distanceBias[T]
+	return distanceBias[T]{tables: tables}
 }
 
 // distanceBias is a bias that depends on the head and on the distance
@@ -116,7 +75,7 @@ type distanceBias[T float] struct {
 	tables [][]T
 }
 
-func (b distanceBias[T]) add(h, pos, j0 int, row []T) {
+func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
 	r := b.tables[h]
 	if r == nil {
 		return
@@ -127,7 +86,7 @@ func (b distanceBias[T]) add(h, pos, j0 int, row []T) {
 
 // gradLen is heads x table length; a head without a table has no entries
 // but keeps its place.
-func (b distanceBias[T]) gradLen() int {
+func (b distanceBias[T]) GradLen() int {
 	n := 0
 	for _, r := range b.tables {
 		n = max(n, len(r))
@@ -135,7 +94,7 @@ func (b distanceBias[T]) gradLen() int {
 	return len(b.tables) * n
 }
 
-func (b distanceBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
+func (b distanceBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	r := b.tables[h]
 	if r == nil {
 		return
@@ -158,30 +117,34 @@ type FullBiasScheme struct{}
 // Name implements BiasScheme.
 func (FullBiasScheme) Name() string { return "full" }
 
-func (FullBiasScheme) checkParams(p tensor.Shape, heads, qLen int) error {
+// CheckParams implements BiasScheme: (heads or 1, qLen, qLen), and no
+// key/value cache, whose keys the tensor does not cover.
+func (FullBiasScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads, qLen := call.Heads, call.QueryLen
+	if call.Cached {
+		return fmt.Errorf("a full (T, T) bias cannot be used with a key/value cache")
+	}
 	if len(p) != 3 || (p[0] != 1 && p[0] != heads) || p[1] != qLen || p[2] != qLen {
 		return fmt.Errorf("a full bias has shape %v, want (%d or 1, %d, %d)", p, heads, qLen, qLen)
 	}
 	return nil
 }
 
-func (FullBiasScheme) trainable() bool { return true }
+// Trainable implements BiasScheme: every entry is learned.
+func (FullBiasScheme) Trainable() bool { return true }
 
-func (FullBiasScheme) tile(params any, heads, kLen int, _ *any) any {
-	switch p := params.(type) {
-	case []float32:
-		return newFullBias(p, len(p)/(kLen*kLen), kLen, kLen, 0)
-	case []float64:
-		return newFullBias(p, len(p)/(kLen*kLen), kLen, kLen, 0)
-	}
-	panic(fmt.Sprintf("layers: full bias of type %T", params))
+// Bias32 implements BiasScheme: the tensor itself, for kLen queries and keys.
+func (FullBiasScheme) Bias32(p []float32, _, kLen int) KernelBias[float32] {
+	return newFullBias(p, len(p)/(kLen*kLen), kLen, kLen, 0)
 }
 
-func (FullBiasScheme) paramGrad(_, biasGrad, out any) {
-	switch g := biasGrad.(type) {
-	case []float32:
-		copy(out.([]float32), g)
-	case []float64:
-		copy(out.([]float64), g)
-	}
+// Bias64 implements BiasScheme: the tensor itself, for kLen queries and keys.
+func (FullBiasScheme) Bias64(p []float64, _, kLen int) KernelBias[float64] {
+	return newFullBias(p, len(p)/(kLen*kLen), kLen, kLen, 0)
 }
+
+// ParamGrad32 implements BiasScheme: the gradient has the tensor's layout.
+func (FullBiasScheme) ParamGrad32(_, biasGrad, out []float32) { copy(out, biasGrad) }
+
+// ParamGrad64 implements BiasScheme: the gradient has the tensor's layout.
+func (FullBiasScheme) ParamGrad64(_, biasGrad, out []float64) { copy(out, biasGrad) }

@@ -45,8 +45,7 @@ func BenchmarkSchemesForward(b *testing.B) {
 			b.Run(fmt.Sprintf("T=%d/%s", t, s.name), func(b *testing.B) {
 				var scratch any
 				for b.Loop() {
-					var cache any
-					bias := s.scheme.tile(s.params, fc.heads, fc.kLen(), &cache).(tileBias[float32])
+					bias := s.scheme.Bias32(s.params, fc.heads, fc.kLen())
 					flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flashOpts{scratch: &scratch})
 				}
 				reportTokens(b, fc.nSeq*t)
@@ -62,18 +61,18 @@ func BenchmarkSchemesBackward(b *testing.B) {
 		fc := fb.fc
 		for _, s := range benchSchemes() {
 			b.Run(fmt.Sprintf("T=%d/%s", t, s.name), func(b *testing.B) {
-				var scratch, cache any
-				bias := s.scheme.tile(s.params, fc.heads, fc.kLen(), &cache).(tileBias[float32])
+				var scratch any
+				bias := s.scheme.Bias32(s.params, fc.heads, fc.kLen())
 				flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flashOpts{scratch: &scratch})
 				out := make([]float32, len(s.params))
 				for b.Loop() {
 					var biasGrad []float32
-					if lb, ok := bias.(learnedBias[float32]); ok && s.scheme.trainable() {
-						biasGrad = make([]float32, lb.gradLen())
+					if lb, ok := bias.(TrainableBias[float32]); ok && s.scheme.Trainable() {
+						biasGrad = make([]float32, lb.GradLen())
 					}
 					flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, biasGrad, flashOpts{scratch: &scratch})
 					if biasGrad != nil {
-						s.scheme.paramGrad(s.params, biasGrad, out)
+						s.scheme.ParamGrad32(s.params, biasGrad, out)
 					}
 				}
 				reportTokens(b, fc.nSeq*t)

@@ -141,24 +141,34 @@ func (s FireScheme) Project(params []float32) {
 // Name implements BiasScheme.
 func (s FireScheme) Name() string { return fmt.Sprintf("fire(L0=%g)", s.l0()) }
 
-func (FireScheme) checkParams(p tensor.Shape, heads, _ int) error {
+// CheckParams implements BiasScheme: the parameters are one flat tensor of
+// FireParamLen(heads) values.
+func (FireScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads := call.Heads
 	if len(p) != 1 || p[0] != FireParamLen(heads) {
 		return fmt.Errorf("FIRE parameters have shape %v, want (%d) for %d heads", p, FireParamLen(heads), heads)
 	}
 	return nil
 }
 
-func (FireScheme) trainable() bool { return true }
+// Trainable implements BiasScheme: the MLP, c and L are learned.
+func (FireScheme) Trainable() bool { return true }
 
-func (s FireScheme) tile(params any, heads, kLen int, cache *any) any {
-	switch p := params.(type) {
-	case []float32:
-		return fireTile(s, p, heads, kLen, cache)
-	case []float64:
-		return fireTile(s, p, heads, kLen, cache)
-	}
-	panic(fmt.Sprintf("layers: FIRE parameters of type %T", params))
+// Bias32 implements BiasScheme (see fireTile).
+func (s FireScheme) Bias32(p []float32, heads, kLen int) KernelBias[float32] {
+	return fireTile(s, p, heads, kLen)
 }
+
+// Bias64 implements BiasScheme (see fireTile).
+func (s FireScheme) Bias64(p []float64, heads, kLen int) KernelBias[float64] {
+	return fireTile(s, p, heads, kLen)
+}
+
+// ParamGrad32 implements BiasScheme (see fireParamGrad).
+func (s FireScheme) ParamGrad32(p, biasGrad, out []float32) { fireParamGrad(s, p, biasGrad, out) }
+
+// ParamGrad64 implements BiasScheme (see fireParamGrad).
+func (s FireScheme) ParamGrad64(p, biasGrad, out []float64) { fireParamGrad(s, p, biasGrad, out) }
 
 // fireModel is the FIRE function of one parameter vector in float64, with
 // f in piecewise-linear form: breaks are the breakpoints -b1_k/W1_k of the
@@ -275,21 +285,19 @@ type fireBias[T float] struct {
 	psiRev []T
 }
 
-// fireTile returns FIRE's kernel bias for at least kLen keys.
-func fireTile[T float](s FireScheme, p []T, heads, kLen int, cache *any) fireBias[T] {
-	return reuseBias(s.Name(), p, kLen, cache, func(n int) any {
-		m := newFireModel(float64s(p), s.l0())
-		psi := make([]float64, n)
-		psiRev := make([]T, n)
-		for d := range psi {
-			psi[d] = m.psi(float64(d))
-			psiRev[n-1-d] = T(psi[d])
-		}
-		nt := m.tableLen(n)
-		inv := 1 / m.psi(m.l)
-		table := newDistanceTables[T](heads, nt, func(h, d int) float64 { return m.f(h, psi[d]*inv) })
-		return fireBias[T]{m: m, table: table, nt: nt, psi: psi, psiRev: psiRev}
-	}).(fireBias[T])
+// fireTile returns FIRE's kernel bias for n keys.
+func fireTile[T float](s FireScheme, p []T, heads, n int) fireBias[T] {
+	m := newFireModel(float64s(p), s.l0())
+	psi := make([]float64, n)
+	psiRev := make([]T, n)
+	for d := range psi {
+		psi[d] = m.psi(float64(d))
+		psiRev[n-1-d] = T(psi[d])
+	}
+	nt := m.tableLen(n)
+	inv := 1 / m.psi(m.l)
+	table := newDistanceTables[T](heads, nt, func(h, d int) float64 { return m.f(h, psi[d]*inv) })
+	return fireBias[T]{m: m, table: table, nt: nt, psi: psi, psiRev: psiRev}
 }
 
 // direct reports whether the row at position pos is beyond L.
@@ -320,9 +328,9 @@ func (b fireBias[T]) runs(pos, j0, n int, inv float64, fn func(s, lo, hi int)) {
 
 // add adds a row's biases: from the tables within L; beyond, on each run
 // of segment s, A_hs u + B_hs = (A_hs inv) psi(d) + B_hs, key by key.
-func (b fireBias[T]) add(h, pos, j0 int, row []T) {
+func (b fireBias[T]) Add(h, pos, j0 int, row []T) {
 	if !b.direct(pos) {
-		b.table.add(h, pos, j0, row)
+		b.table.Add(h, pos, j0, row)
 		return
 	}
 	inv := 1 / b.psi[pos]
@@ -347,7 +355,7 @@ func (b fireBias[T]) add(h, pos, j0 int, row []T) {
 
 // gradLen is the tables' entries (heads x nt) followed by three slots per
 // head and segment for the rows beyond L.
-func (b fireBias[T]) gradLen() int { return b.m.heads * (b.nt + 3*fireSegments) }
+func (b fireBias[T]) GradLen() int { return b.m.heads * (b.nt + 3*fireSegments) }
 
 // accumulate adds the gradient of a row's biases: into the tables' layout
 // for a row at a position <= L; otherwise, per run of keys on one segment
@@ -355,10 +363,10 @@ func (b fireBias[T]) gradLen() int { return b.m.heads * (b.nt + 3*fireSegments) 
 // of (h, s), with
 //
 //	du/dc = (dpsi(d) - u dpsi(i)) / psi(i),  dpsi(x) = x / (1 + c x).
-func (b fireBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
+func (b fireBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	m := b.m
 	if !b.direct(pos) {
-		b.table.accumulate(acc[:m.heads*b.nt], h, pos, j0, ds)
+		b.table.Accumulate(acc[:m.heads*b.nt], h, pos, j0, ds)
 		return
 	}
 	slots := acc[m.heads*b.nt+h*3*fireSegments:][:3*fireSegments]
@@ -381,7 +389,7 @@ func (b fireBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
 	})
 }
 
-// paramGrad maps the bias gradient (the layout of gradLen) to the
+// fireParamGrad maps the bias gradient (the layout of gradLen) to the
 // parameters. The tables' entries (distance d, normaliser psi(L),
 // u = psi(d)/psi(L)) are added to the slots of their segments like the rows
 // beyond L, and give L's gradient, through du/dL = -u c / ((1 + c L) psi(L)).
@@ -390,8 +398,8 @@ func (b fireBias[T]) accumulate(acc []T, h, pos, j0 int, ds []T) {
 //
 //	db2_h += S0,  dc += A_hs S2,
 //	dW2_kh += W1_k S1 + b1_k S0,  dW1_k += W2_kh S1,  db1_k += W2_kh S0.
-func (s FireScheme) paramGrad(params, biasGrad, out any) {
-	p, g := paramsAs(params), gradAs(biasGrad)
+func fireParamGrad[T float](s FireScheme, params, biasGrad, out []T) {
+	p, g := float64s(params), float64s(biasGrad)
 	m := newFireModel(p, s.l0())
 	heads := m.heads
 	nt := len(g)/heads - 3*fireSegments

@@ -55,39 +55,46 @@ func (KerpleScheme) Project(params []float32) {
 // Name implements BiasScheme.
 func (KerpleScheme) Name() string { return "kerple-log" }
 
-func (KerpleScheme) checkParams(p tensor.Shape, heads, _ int) error {
+// CheckParams implements BiasScheme: the parameters are (2, heads).
+func (KerpleScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads := call.Heads
 	if len(p) != 2 || p[0] != 2 || p[1] != heads {
 		return fmt.Errorf("KERPLE parameters have shape %v, want (2, %d)", p, heads)
 	}
 	return nil
 }
 
-func (KerpleScheme) trainable() bool { return true }
+// Trainable implements BiasScheme: r1 and r2 are learned.
+func (KerpleScheme) Trainable() bool { return true }
 
-func (s KerpleScheme) tile(params any, heads, kLen int, cache *any) any {
-	switch p := params.(type) {
-	case []float32:
-		return kerpleTables(s, p, heads, kLen, cache)
-	case []float64:
-		return kerpleTables(s, p, heads, kLen, cache)
-	}
-	panic(fmt.Sprintf("layers: KERPLE parameters of type %T", params))
+// Bias32 implements BiasScheme: per-head distance tables.
+func (KerpleScheme) Bias32(p []float32, heads, kLen int) KernelBias[float32] {
+	return kerpleTables(p, heads, kLen)
 }
+
+// Bias64 implements BiasScheme: per-head distance tables.
+func (KerpleScheme) Bias64(p []float64, heads, kLen int) KernelBias[float64] {
+	return kerpleTables(p, heads, kLen)
+}
+
+// ParamGrad32 implements BiasScheme (see kerpleParamGrad).
+func (KerpleScheme) ParamGrad32(p, biasGrad, out []float32) { kerpleParamGrad(p, biasGrad, out) }
+
+// ParamGrad64 implements BiasScheme (see kerpleParamGrad).
+func (KerpleScheme) ParamGrad64(p, biasGrad, out []float64) { kerpleParamGrad(p, biasGrad, out) }
 
 // kerpleTables returns the distance tables of the parameters p (r1 then r2,
-// heads each) for at least kLen keys, computed in float64.
-func kerpleTables[T float](s KerpleScheme, p []T, heads, kLen int, cache *any) distanceBias[T] {
-	return reuseBias(s.Name(), p, kLen, cache, func(n int) any {
-		return newDistanceTables[T](heads, n, func(h, d int) float64 {
-			return -float64(p[h]) * math.Log1p(float64(p[heads+h])*float64(d))
-		})
-	}).(distanceBias[T])
+// heads each) for n keys, computed in float64.
+func kerpleTables[T float](p []T, heads, n int) distanceBias[T] {
+	return newDistanceTables[T](heads, n, func(h, d int) float64 {
+		return -float64(p[h]) * math.Log1p(float64(p[heads+h])*float64(d))
+	})
 }
 
-// paramGrad applies the chain rule above to the gradient of the distance
-// tables (heads x n, entry h*n + n-1-d for distance d), in float64.
-func (KerpleScheme) paramGrad(params, biasGrad, out any) {
-	p, g := paramsAs(params), gradAs(biasGrad)
+// kerpleParamGrad applies the chain rule above to the gradient of the
+// distance tables (heads x n, entry h*n + n-1-d for distance d), in float64.
+func kerpleParamGrad[T float](params, biasGrad, out []T) {
+	p, g := float64s(params), float64s(biasGrad)
 	heads := len(p) / 2
 	n := len(g) / heads
 	sum := make([]float64, len(p))

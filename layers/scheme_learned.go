@@ -1,50 +1,15 @@
 package layers
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // Projector is implemented by the bias schemes whose parameters must stay in
-// a domain (KerpleScheme, FireScheme). The model calls Project on a layer's
+// a domain (KerpleScheme, FireScheme). Their PositionSchemes hand Project to
+// the model as ParamSpec.Project, which the model calls on a layer's
 // parameters after every optimizer step; it moves each parameter that left
 // its domain back to the nearest point of it (a clamp), and leaves the
 // others bit-identical.
 type Projector interface {
 	Project(params []float32)
-}
-
-// schemeCache is what a learned scheme keeps between calls of one attention
-// op: the kernel bias that build made for n keys from a copy of the
-// parameters.
-type schemeCache[T float] struct {
-	name   string
-	params []T
-	n      int
-	bias   any
-}
-
-// reuseBias returns a kernel bias for at least kLen keys made by build(n)
-// from params. The bias kept in *cache is returned again while the
-// parameters are bit-identical to the ones it was made from (the forward and
-// backward passes of a training step; every step of generation) and it
-// covers kLen keys. Otherwise a new one is built and kept: for max(kLen,
-// 2*previous n) keys when only the length grew, so that generating token
-// after token rebuilds it a logarithmic number of times, and for kLen keys
-// when the parameters changed (after an optimizer step).
-func reuseBias[T float](name string, params []T, kLen int, cache *any, build func(n int) any) any {
-	c, ok := (*cache).(*schemeCache[T])
-	same := ok && c.name == name && sameBits(c.params, params)
-	if same && c.n >= kLen {
-		return c.bias
-	}
-	n := kLen
-	if same {
-		n = max(kLen, 2*c.n)
-	}
-	c = &schemeCache[T]{name: name, params: append([]T(nil), params...), n: n, bias: build(n)}
-	*cache = c
-	return c.bias
 }
 
 // sameBits reports whether a and b hold the same bit patterns.
@@ -95,39 +60,9 @@ func float64s[T float](x []T) []float64 {
 	return out
 }
 
-// storeAs writes src, converted, into out, a []float32 or []float64 of the
-// same length.
-func storeAs(out any, src []float64) {
-	switch o := out.(type) {
-	case []float32:
-		for i, v := range src {
-			o[i] = float32(v)
-		}
-	case []float64:
-		copy(o, src)
-	default:
-		panic(fmt.Sprintf("layers: parameter gradient of type %T", out))
+// storeAs writes src, converted, into out, of the same length.
+func storeAs[T float](out []T, src []float64) {
+	for i, v := range src {
+		out[i] = T(v)
 	}
-}
-
-// gradAs returns a bias gradient ([]float32 or []float64) in float64.
-func gradAs(g any) []float64 {
-	switch x := g.(type) {
-	case []float32:
-		return float64s(x)
-	case []float64:
-		return x
-	}
-	panic(fmt.Sprintf("layers: bias gradient of type %T", g))
-}
-
-// paramsAs returns scheme parameters ([]float32 or []float64) in float64.
-func paramsAs(p any) []float64 {
-	switch x := p.(type) {
-	case []float32:
-		return float64s(x)
-	case []float64:
-		return x
-	}
-	panic(fmt.Sprintf("layers: parameters of type %T", p))
 }

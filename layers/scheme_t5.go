@@ -58,7 +58,7 @@ func (s T5Scheme) Name() string {
 // the causal mask hides, count as 0). Distances below B/2 are their own
 // bucket and those from MaxDistance on the last, without floating point, so
 // that no logarithm of 0 is taken; in between, the float64 formula. The
-// settings must be valid (see checkParams): B >= 2 and M > B/2.
+// settings must be valid (see CheckParams): B >= 2 and M > B/2.
 func (s T5Scheme) Bucket(n int) int {
 	b, m := s.settings()
 	exact := b / 2
@@ -74,7 +74,10 @@ func (s T5Scheme) Bucket(n int) int {
 	return min(v, b-1)
 }
 
-func (s T5Scheme) checkParams(p tensor.Shape, heads, _ int) error {
+// CheckParams implements BiasScheme: the settings must be valid and the
+// table (buckets, heads).
+func (s T5Scheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	heads := call.Heads
 	b, m := s.settings()
 	if b < 2 || m <= b/2 {
 		return fmt.Errorf("T5 bias with %d buckets and maximum distance %d: want at least 2 buckets and a maximum distance above half of them", b, m)
@@ -85,28 +88,33 @@ func (s T5Scheme) checkParams(p tensor.Shape, heads, _ int) error {
 	return nil
 }
 
-func (T5Scheme) trainable() bool { return true }
+// Trainable implements BiasScheme: the table is learned.
+func (T5Scheme) Trainable() bool { return true }
 
-func (s T5Scheme) tile(params any, heads, kLen int, cache *any) any {
-	switch p := params.(type) {
-	case []float32:
-		return t5Tables(s, p, heads, kLen, cache)
-	case []float64:
-		return t5Tables(s, p, heads, kLen, cache)
-	}
-	panic(fmt.Sprintf("layers: T5 bias table of type %T", params))
+// Bias32 implements BiasScheme: per-head distance tables.
+func (s T5Scheme) Bias32(p []float32, heads, kLen int) KernelBias[float32] {
+	return t5Tables(s, p, heads, kLen)
 }
 
+// Bias64 implements BiasScheme: per-head distance tables.
+func (s T5Scheme) Bias64(p []float64, heads, kLen int) KernelBias[float64] {
+	return t5Tables(s, p, heads, kLen)
+}
+
+// ParamGrad32 implements BiasScheme (see t5ParamGrad).
+func (s T5Scheme) ParamGrad32(p, biasGrad, out []float32) { t5ParamGrad(s, p, biasGrad, out) }
+
+// ParamGrad64 implements BiasScheme (see t5ParamGrad).
+func (s T5Scheme) ParamGrad64(p, biasGrad, out []float64) { t5ParamGrad(s, p, biasGrad, out) }
+
 // t5Tables returns the distance tables of the bucket table p (buckets x
-// heads) for at least kLen keys: the bias of head h at distance d is
+// heads) for n keys: the bias of head h at distance d is
 // p[bucket(d)*heads + h].
-func t5Tables[T float](s T5Scheme, p []T, heads, kLen int, cache *any) distanceBias[T] {
-	return reuseBias(s.Name(), p, kLen, cache, func(n int) any {
-		buckets := s.buckets(n)
-		return newDistanceTables[T](heads, n, func(h, d int) float64 {
-			return float64(p[buckets[d]*heads+h])
-		})
-	}).(distanceBias[T])
+func t5Tables[T float](s T5Scheme, p []T, heads, n int) distanceBias[T] {
+	buckets := s.buckets(n)
+	return newDistanceTables[T](heads, n, func(h, d int) float64 {
+		return float64(p[buckets[d]*heads+h])
+	})
 }
 
 // buckets returns the bucket of every distance below n.
@@ -118,11 +126,11 @@ func (s T5Scheme) buckets(n int) []int {
 	return b
 }
 
-// paramGrad folds the gradient of the distance tables (heads x n, entry
+// t5ParamGrad folds the gradient of the distance tables (heads x n, entry
 // h*n + n-1-d for distance d) into the table: the gradient of entry
 // (bucket, h) is the sum over the distances d in that bucket.
-func (s T5Scheme) paramGrad(params, biasGrad, out any) {
-	p, g := paramsAs(params), gradAs(biasGrad)
+func t5ParamGrad[T float](s T5Scheme, params, biasGrad, out []T) {
+	p, g := float64s(params), float64s(biasGrad)
 	nb, _ := s.settings()
 	heads := len(p) / nb
 	n := len(g) / heads

@@ -355,9 +355,9 @@ func TestSchemesLong(t *testing.T) {
 			{nSeq: 1, qLen: 1, offset: 33000, heads: 4, dHead: 16},
 		} {
 			p := newFlashProblem[float32](rng, fc, false)
-			var cache any
-			sc.scheme.tile(convertTo[float32](sc.params), fc.heads, fc.kLen()/3, &cache)
-			bias := sc.scheme.tile(convertTo[float32](sc.params), fc.heads, fc.kLen(), &cache).(tileBias[float32])
+			var cache biasMemo[float32]
+			cache.bias(sc.scheme, convertTo[float32](sc.params), fc.heads, fc.kLen()/3)
+			bias := cache.bias(sc.scheme, convertTo[float32](sc.params), fc.heads, fc.kLen())
 			lse := make([]float32, fc.lseLen())
 			flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flashOpts{})
 			ref := sc.materialise(fc.qLen, fc.kLen(), fc.offset)
@@ -429,17 +429,17 @@ func TestSchemesKernelParamGradient(t *testing.T) {
 				p := newFlashProblem[float64](rng, fc, false)
 				g := newGradients(rng, p)
 				params := slices.Clone(tc.sc.params)
-				var cache any
-				tile := func() tileBias[float64] {
-					return tc.sc.scheme.tile(params, fc.heads, fc.kLen(), &cache).(tileBias[float64])
+				var cache biasMemo[float64]
+				tile := func() KernelBias[float64] {
+					return cache.bias(tc.sc.scheme, params, fc.heads, fc.kLen())
 				}
 				bias := tile()
 				lse := make([]float64, fc.lseLen())
 				flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
-				biasGrad := make([]float64, bias.(learnedBias[float64]).gradLen())
+				biasGrad := make([]float64, bias.(TrainableBias[float64]).GradLen())
 				flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
 				analytic := make([]float64, len(params))
-				tc.sc.scheme.paramGrad(params, biasGrad, analytic)
+				tc.sc.scheme.ParamGrad64(params, biasGrad, analytic)
 				checkFiniteDiff(t, name+" dParams", params, analytic, 1, 1, func() float64 { return flashLoss(p, g, tile(), opt) }, &w)
 			})
 		}

@@ -11,11 +11,10 @@ import (
 // float64 and float32) adds for head h to the keys j0..pos of the query at
 // pos: out[x] is the bias of the key j0+x, at distance pos-j0-x.
 func kernelRow(scheme BiasScheme, params []float64, heads, kLen, h, pos, j0 int) (b64 []float64, b32 []float32) {
-	var c64, c32 any
 	b64 = make([]float64, pos-j0+1)
-	scheme.tile(params, heads, kLen, &c64).(tileBias[float64]).add(h, pos, j0, b64)
+	scheme.Bias64(params, heads, kLen).Add(h, pos, j0, b64)
 	b32 = make([]float32, pos-j0+1)
-	scheme.tile(convertTo[float32](params), heads, kLen, &c32).(tileBias[float32]).add(h, pos, j0, b32)
+	scheme.Bias32(convertTo[float32](params), heads, kLen).Add(h, pos, j0, b32)
 	return b64, b32
 }
 
@@ -221,23 +220,23 @@ func TestSchemeBiasReuse(t *testing.T) {
 	rng := rand.New(rand.NewPCG(53, 54))
 	for _, sc := range []schemeCase{t5Case(rng, 2), kerpleCase(rng, 2), fireCase(rng, 2, 6.5)} {
 		p := convertTo[float32](sc.params)
-		var cache any
-		kept := func() *schemeCache[float32] { return cache.(*schemeCache[float32]) }
-		sc.scheme.tile(p, 2, 10, &cache)
+		var cache biasMemo[float32]
+		kept := func() *memoEntry[float32] { return cache.last }
+		cache.bias(sc.scheme, p, 2, 10)
 		first := kept()
-		if sc.scheme.tile(p, 2, 7, &cache); kept() != first || first.n != 10 {
+		if cache.bias(sc.scheme, p, 2, 7); kept() != first || first.n != 10 {
 			t.Errorf("%v: a shorter call rebuilt the bias", sc)
 		}
-		sc.scheme.tile(p, 2, 11, &cache)
+		cache.bias(sc.scheme, p, 2, 11)
 		if grown := kept(); grown == first || grown.n != 20 {
 			t.Errorf("%v: 11 keys after 10: %d keys, want a new bias for 20", sc, grown.n)
 		}
 		grown := kept()
-		if sc.scheme.tile(p, 2, 20, &cache); kept() != grown {
+		if cache.bias(sc.scheme, p, 2, 20); kept() != grown {
 			t.Errorf("%v: 20 keys after growing to 20 rebuilt the bias", sc)
 		}
 		p[0] += 0.5
-		if sc.scheme.tile(p, 2, 12, &cache); kept() == grown || kept().n != 12 {
+		if cache.bias(sc.scheme, p, 2, 12); kept() == grown || kept().n != 12 {
 			t.Errorf("%v: new parameters: %d keys, want a new bias for 12", sc, kept().n)
 		}
 	}

@@ -19,21 +19,23 @@ import (
 // weights and position buffers, plus any training state as extra tensors
 // (optimizer moments) and metadata strings (step, RNG and data positions).
 //
-// On disk it is one safetensors file: weights under their names, the ALiBi
-// slopes as "buffers.alibi_slopes", extra tensors under their own names, and
+// On disk it is one safetensors file: weights under their names, the
+// position scheme's buffer (layers.PositionScheme Buffer) under
+// "buffers.<its name>" (the ALiBi slopes as "buffers.alibi_slopes"), extra
+// tensors under their own names, and
 // in the metadata the config as JSON ("config"), a format tag ("format") and
 // a SHA-256 over every tensor and metadata entry ("sha256").
 type Checkpoint struct {
-	Config  Config
-	Weights *Weights
-	Slopes  []float32
-	Extra   []safetensors.Tensor
-	Meta    map[string]string
+	Config         Config
+	Weights        *Weights
+	PositionBuffer []float32 // the position scheme's buffer (see Model.PositionBuffer)
+	Extra          []safetensors.Tensor
+	Meta           map[string]string
 }
 
 const (
 	checkpointFormat = "alibi-go/checkpoint/v1"
-	slopesName       = "buffers.alibi_slopes"
+	bufferPrefix     = "buffers."
 	metaConfig       = "config"
 	metaFormat       = "format"
 	metaChecksum     = "sha256"
@@ -41,7 +43,7 @@ const (
 
 // NewCheckpoint returns a checkpoint of m with no training state.
 func NewCheckpoint(m *Model) *Checkpoint {
-	return &Checkpoint{Config: m.Config, Weights: m.Weights, Slopes: m.Slopes, Meta: map[string]string{}}
+	return &Checkpoint{Config: m.Config, Weights: m.Weights, PositionBuffer: m.PositionBuffer, Meta: map[string]string{}}
 }
 
 // Model returns a model built from the checkpoint's config and weights.
@@ -58,8 +60,13 @@ func (c *Checkpoint) Encode(w io.Writer) error {
 		t := c.Weights.Tensors[name]
 		ts = append(ts, safetensors.F32(name, t.Shape(), t.Data().([]float32)))
 	}
-	if c.Slopes != nil {
-		ts = append(ts, safetensors.F32(slopesName, []int{len(c.Slopes)}, c.Slopes))
+	if c.PositionBuffer != nil {
+		s, err := c.Config.Scheme()
+		if err != nil {
+			return fmt.Errorf("encode checkpoint: %w", err)
+		}
+		name, _ := s.Buffer(c.Config.shape())
+		ts = append(ts, safetensors.F32(bufferPrefix+name, []int{len(c.PositionBuffer)}, c.PositionBuffer))
 	}
 	ts = append(ts, c.Extra...)
 	meta := map[string]string{metaConfig: string(cfg), metaFormat: checkpointFormat}
@@ -141,15 +148,8 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 		copy(c.Weights.add(spec), v)
 		delete(byName, name)
 	}
-	if s, ok := byName[slopesName]; ok {
-		if c.Slopes, err = s.Float32s(); err != nil {
-			return nil, fmt.Errorf("%s: %w", slopesName, err)
-		}
-		c.Slopes = append([]float32(nil), c.Slopes...)
-		delete(byName, slopesName)
-	}
-	if (c.Config.Pos == PosALiBi) != (c.Slopes != nil) || len(c.Slopes) > 0 && len(c.Slopes) != c.Config.NHeads {
-		return nil, fmt.Errorf("ALiBi slopes do not match pos %q with %d heads", c.Config.Pos, c.Config.NHeads)
+	if c.PositionBuffer, err = readBuffer(c.Config, ts, byName); err != nil {
+		return nil, err
 	}
 	for _, t := range ts { // the rest, in file order
 		if _, ok := byName[t.Name]; ok {
@@ -158,6 +158,33 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 		}
 	}
 	return c, nil
+}
+
+// readBuffer returns the position buffer of the checkpoint's tensors ts and
+// removes it from byName. It must be the one the config's scheme has, of
+// the length the scheme gives it, or absent when the scheme has none.
+func readBuffer(cfg Config, ts []safetensors.Tensor, byName map[string]safetensors.Tensor) ([]float32, error) {
+	name, want := cfg.mustScheme().Buffer(cfg.shape())
+	var got []float32
+	for _, t := range ts {
+		if !strings.HasPrefix(t.Name, bufferPrefix) {
+			continue
+		}
+		if want == nil || t.Name != bufferPrefix+name {
+			return nil, fmt.Errorf("position buffer %s does not match pos %q", t.Name, cfg.Pos)
+		}
+		v, err := t.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		got = append([]float32(nil), v...)
+		delete(byName, t.Name)
+	}
+	if (want != nil) != (got != nil) || len(got) != len(want) {
+		return nil, fmt.Errorf("position buffer %s does not match pos %q with %d heads: %d values, want %d",
+			bufferPrefix+name, cfg.Pos, cfg.NHeads, len(got), len(want))
+	}
+	return got, nil
 }
 
 func sameShape(a []int, b []int) bool {

@@ -45,8 +45,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if len(got.Slopes) != 4 || got.Slopes[0] != 0.25 || got.Slopes[3] != 1.0/256 {
-		t.Fatalf("slopes %v", got.Slopes)
+	if len(got.PositionBuffer) != 4 || got.PositionBuffer[0] != 0.25 || got.PositionBuffer[3] != 1.0/256 {
+		t.Fatalf("slopes %v", got.PositionBuffer)
 	}
 	if x, ok := got.ExtraTensor("optim.m.x"); !ok || len(x.Data) != 8 {
 		t.Fatalf("extra tensor %v", x)

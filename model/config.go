@@ -5,11 +5,12 @@ package model
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/alibi-go/alibi/layers"
 )
 
-// Position schemes.
+// The names of the built-in position schemes (see layers.LookupScheme).
 const (
 	PosALiBi      = "alibi"      // linear biases on attention scores, no embeddings
 	PosSinusoidal = "sinusoidal" // sin/cos table added to the token embeddings
@@ -20,8 +21,20 @@ const (
 	PosFire       = "fire"       // FIRE's learned function of normalised distance, per layer
 )
 
-// Schemes lists every position scheme.
-var Schemes = []string{PosALiBi, PosSinusoidal, PosNone, PosRoPE, PosT5, PosKerple, PosFire}
+// Schemes lists the names of every registered position scheme: the
+// built-in ones, then those added with layers.RegisterScheme.
+func Schemes() []string { return layers.SchemeNames() }
+
+// SchemesText lists the registered schemes' names for a message, the last
+// two joined by conj: "alibi, sinusoidal, none, rope, t5, kerple or fire"
+// for "or".
+func SchemesText(conj string) string {
+	names := Schemes()
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}
 
 // Config is the shape of a model. Its YAML and JSON keys are the ones in
 // configs/*.yaml under `model:`.
@@ -52,13 +65,37 @@ func (c Config) Validate() error {
 	if c.DModel%c.NHeads != 0 {
 		return fmt.Errorf("model.d_model (%d) must be divisible by model.n_heads (%d)", c.DModel, c.NHeads)
 	}
-	if !slices.Contains(Schemes, c.Pos) {
-		return fmt.Errorf("model.pos %q is unknown; use one of %s", c.Pos, strings.Join(Schemes, ", "))
+	s, err := layers.LookupScheme(c.Pos)
+	if err != nil {
+		return fmt.Errorf("model.pos: %w", err)
 	}
-	if c.Pos == PosRoPE && c.DHead()%2 != 0 {
-		return fmt.Errorf("model.pos rope rotates pairs of dimensions: d_model/n_heads (%d) must be even", c.DHead())
+	if err := s.Validate(c.shape()); err != nil {
+		return fmt.Errorf("model.pos %s: %w", c.Pos, err)
 	}
 	return nil
+}
+
+// Scheme returns the position scheme the config names.
+func (c Config) Scheme() (layers.PositionScheme, error) {
+	s, err := layers.LookupScheme(c.Pos)
+	if err != nil {
+		return nil, fmt.Errorf("model.pos: %w", err)
+	}
+	return s, nil
+}
+
+// mustScheme is Scheme for a config that Validate accepted.
+func (c Config) mustScheme() layers.PositionScheme {
+	s, err := c.Scheme()
+	if err != nil {
+		panic(fmt.Sprintf("model: %v (validate the config first)", err))
+	}
+	return s
+}
+
+// shape is what the position scheme knows of the model.
+func (c Config) shape() layers.ModelShape {
+	return layers.ModelShape{DModel: c.DModel, Layers: c.NLayers, Heads: c.NHeads, TrainLen: c.TrainLen}
 }
 
 // DHead is the width of one attention head.

@@ -44,8 +44,8 @@ func (m *Model) NewDecodeGraph(c *Cache, q int) (*Graph, error) {
 	return m.build(len(c.Pos.Active()), q, false, c)
 }
 
-// beforeDecode checks the selection and writes the sinusoidal rows of the
-// new tokens' positions.
+// beforeDecode checks the selection and writes the embedding table's rows
+// of the new tokens' positions (for a scheme that adds one).
 func (gr *Graph) beforeDecode() error {
 	pos := gr.cache.Pos
 	if len(pos.Active()) != gr.Batch {
@@ -67,13 +67,13 @@ func (gr *Graph) beforeDecode() error {
 	return nil
 }
 
-// decodeTable returns the rows of a sinusoidal table for at least n
+// decodeTable returns the rows of the scheme's embedding table for at least n
 // positions, grown by doubling when too short (row p does not depend on the
 // table's length), so that decoding token after token rebuilds it a
 // logarithmic number of times.
 func (m *Model) decodeTable(n int) []float32 {
 	if len(m.decodeRows) < n*m.Config.DModel {
-		m.decodeRows = layers.SinusoidalTable(max(n, 2*len(m.decodeRows)/m.Config.DModel), m.Config.DModel).Data().([]float32)
+		m.decodeRows = m.makeTable(max(n, 2*len(m.decodeRows)/m.Config.DModel), m.Config.DModel).Data().([]float32)
 	}
 	return m.decodeRows
 }

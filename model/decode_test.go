@@ -58,7 +58,7 @@ func TestCachedLogitsEqualFullPass(t *testing.T) {
 	const n = 90 // more than 5x train_len
 	rng := rand.New(rand.NewPCG(8, 9))
 	ids := randomTokens(rng, n, 256)
-	for _, pos := range Schemes {
+	for _, pos := range Schemes() {
 		m := decodeModel(t, pos)
 		want := fullLogits(t, m, ids)
 		for _, plan := range []struct {
@@ -134,7 +134,7 @@ func greedyByRecomputation(t *testing.T, m *Model, prompt []byte, tokens int) []
 // Greedy decoding with the cache gives the bytes of greedy decoding by
 // recomputing the full pass for every token, past 4x train_len.
 func TestGreedyCachedEqualsRecomputation(t *testing.T) {
-	for _, pos := range Schemes {
+	for _, pos := range Schemes() {
 		m := decodeModel(t, pos)
 		prompt := []byte("Light is")
 		gens, _, err := m.Generate([][]byte{prompt}, GenerateOptions{Tokens: 70, Sampling: Greedy, Chunk: 3}, nil)
@@ -157,7 +157,7 @@ func TestGreedyCachedEqualsRecomputation(t *testing.T) {
 // bug).
 func TestBatchEqualsAlone(t *testing.T) {
 	prompts := [][]byte{[]byte("A"), []byte("Light"), []byte(strings.Repeat("of the refraction ", 3)[:40])}
-	for _, pos := range Schemes {
+	for _, pos := range Schemes() {
 		m := decodeModel(t, pos)
 		for _, s := range []Sampling{Greedy, {Temperature: 0.9, TopK: 20, TopP: 0.95}} {
 			opt := GenerateOptions{Tokens: 30, Sampling: s, Seed: 3, Chunk: 7}

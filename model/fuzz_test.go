@@ -58,8 +58,8 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 				t.Fatalf("round trip changed weight %s", name)
 			}
 		}
-		if !sameBits(c.Slopes, c2.Slopes) || (c.Slopes == nil) != (c2.Slopes == nil) {
-			t.Fatalf("round trip changed the slopes: %v, %v", c.Slopes, c2.Slopes)
+		if !sameBits(c.PositionBuffer, c2.PositionBuffer) || (c.PositionBuffer == nil) != (c2.PositionBuffer == nil) {
+			t.Fatalf("round trip changed the slopes: %v, %v", c.PositionBuffer, c2.PositionBuffer)
 		}
 		if !reflect.DeepEqual(c2.Extra, c.Extra) {
 			t.Fatal("round trip changed the extra tensors")

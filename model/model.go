@@ -16,14 +16,18 @@ import (
 type Model struct {
 	Config  Config
 	Weights *Weights
-	// Slopes are the ALiBi slopes (nil for other position schemes): a
-	// non-trainable buffer, saved in checkpoints. The attention kernels
-	// compute the bias from them; no (T, T) bias is ever built.
-	Slopes []float32
+	// PositionBuffer is the position scheme's constant buffer
+	// (layers.PositionScheme Buffer): the ALiBi slopes, nil for the other
+	// built-in schemes. It is saved in checkpoints. The attention kernels
+	// compute the bias from it; no (T, T) bias is ever built.
+	PositionBuffer []float32
 
-	table      *tensor.Dense // sinusoidal table for tableLen
+	scheme     layers.PositionScheme
+	bufferName string                            // the name of PositionBuffer
+	makeTable  func(length, d int) *tensor.Dense // the scheme's embedding table, or nil
+	table      *tensor.Dense                     // embedding table for tableLen
 	tableLen   int
-	decodeRows []float32 // sinusoidal rows for decoding, grown as needed
+	decodeRows []float32 // embedding table rows for decoding, grown as needed
 }
 
 // New validates cfg and returns a model with freshly initialised weights.
@@ -42,64 +46,55 @@ func FromWeights(cfg Config, w *Weights) (*Model, error) {
 	if err := w.checkShapes(cfg); err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, Weights: w}
-	if cfg.Pos == PosALiBi {
-		m.Slopes = layers.AlibiSlopes(cfg.NHeads)
-	}
+	s := cfg.mustScheme()
+	m := &Model{Config: cfg, Weights: w, scheme: s, makeTable: s.EmbeddingTable()}
+	m.bufferName, m.PositionBuffer = s.Buffer(cfg.shape())
 	return m, nil
 }
 
+// Scheme is the model's position scheme.
+func (m *Model) Scheme() layers.PositionScheme { return m.scheme }
+
 // positionBias returns layer l's attention bias scheme and its parameters'
 // node, or nil for the schemes whose attention has no bias (sinusoidal,
-// none and rope). ALiBi's slopes are a constant node that reads m.Slopes in
-// place (never differentiated or updated), made once per graph in *slopes;
-// the learned schemes' parameters are weights (T5's table one node shared
-// by every layer, KERPLE's and FIRE's the layer's own).
-func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, slopes **G.Node) (layers.BiasScheme, *G.Node) {
-	switch m.Config.Pos {
-	case PosALiBi:
-		if *slopes == nil {
-			t := tensor.New(tensor.WithShape(len(m.Slopes)), tensor.WithBacking(m.Slopes))
-			*slopes = layers.BiasInput(g, t, "alibi_slopes")
-		}
-		return layers.AlibiScheme{}, *slopes
-	case PosT5:
-		return layers.T5Scheme{}, param[nameT5]
-	case PosKerple:
-		return layers.KerpleScheme{}, param[layerName(l, partKerple)]
-	case PosFire:
-		return fireScheme(m.Config), param[layerName(l, partFire)]
+// none and rope). The scheme names its parameters: its buffer (ALiBi's
+// slopes), a constant node that reads m.PositionBuffer in place (never
+// differentiated or updated), made once per graph in *buffer; a shared
+// weight (T5's table, one node for every layer); or the layer's own
+// (KERPLE's and FIRE's).
+func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node) (layers.BiasScheme, *G.Node, error) {
+	bias, name := m.scheme.AttentionBias(m.Config.shape())
+	if bias == nil {
+		return nil, nil, nil
 	}
-	return nil, nil
+	if m.PositionBuffer != nil && name == m.bufferName {
+		if *buffer == nil {
+			t := tensor.New(tensor.WithShape(len(m.PositionBuffer)), tensor.WithBacking(m.PositionBuffer))
+			*buffer = layers.BiasInput(g, t, name)
+		}
+		return bias, *buffer, nil
+	}
+	if n, ok := param[layerName(l, name)]; ok && m.Weights.IsPosition(layerName(l, name)) {
+		return bias, n, nil
+	}
+	if n, ok := param[name]; ok && m.Weights.IsPosition(name) {
+		return bias, n, nil
+	}
+	return nil, nil, fmt.Errorf("position scheme %s: its attention bias reads %q, which is neither its buffer nor one of its parameters", m.scheme.Name(), name)
 }
-
-// fireScheme is FIRE with its threshold in units of the training length.
-func fireScheme(cfg Config) layers.FireScheme { return layers.FireScheme{L0: cfg.TrainLen} }
 
 // Project moves every position parameter that an optimizer step took out of
-// its domain back into it (KERPLE's and FIRE's; see layers.Projector). The
+// its domain back into it (KERPLE's and FIRE's; see layers.ParamSpec). The
 // training loop calls it after every step.
-func (m *Model) Project() {
-	for _, name := range m.Weights.Names {
-		if !m.Weights.IsPosition(name) {
-			continue
-		}
-		var p layers.Projector
-		switch m.Config.Pos {
-		case PosKerple:
-			p = layers.KerpleScheme{}
-		case PosFire:
-			p = fireScheme(m.Config)
-		}
-		if p != nil {
-			p.Project(m.Weights.Data(name))
-		}
-	}
-}
+func (m *Model) Project() { m.Weights.project() }
 
-func (m *Model) sinusoidal(length int) *tensor.Dense {
+// embeddingTable returns the scheme's table for length positions, or nil.
+func (m *Model) embeddingTable(length int) *tensor.Dense {
+	if m.makeTable == nil {
+		return nil
+	}
 	if m.table == nil || m.tableLen != length {
-		m.table = layers.SinusoidalTable(length, m.Config.DModel)
+		m.table = m.makeTable(length, m.Config.DModel)
 		m.tableLen = length
 	}
 	return m.table
@@ -161,31 +156,34 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Pos == PosSinusoidal {
+	if m.makeTable != nil {
 		if cache == nil {
 			// Every sequence starts at 0: one table, added periodically.
-			pe := layers.BiasInput(g, m.sinusoidal(length), "sinusoidal_table")
+			pe := layers.BiasInput(g, m.embeddingTable(length), m.scheme.Name()+"_table")
 			x, err = layers.AddRows(x, pe)
 		} else {
 			// Each row's own positions, filled in by Execute.
 			gr.pe = make([]float32, n*cfg.DModel)
-			pe := layers.BiasInput(g, tensor.New(tensor.WithShape(n, cfg.DModel), tensor.WithBacking(gr.pe)), "sinusoidal_rows")
+			pe := layers.BiasInput(g, tensor.New(tensor.WithShape(n, cfg.DModel), tensor.WithBacking(gr.pe)), m.scheme.Name()+"_rows")
 			x, err = layers.Add(x, pe)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	var slopes *G.Node
+	var buffer *G.Node
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
 		h, err := layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias"))
 		if err != nil {
 			return nil, err
 		}
-		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: cfg.Pos == PosRoPE,
+		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
-		scheme, biasParams := m.positionBias(g, l, param, &slopes)
+		scheme, biasParams, err := m.positionBias(g, l, param, &buffer)
+		if err != nil {
+			return nil, err
+		}
 		attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
 		if cache != nil {
 			attnCfg.Cache = cache.layers[l]
@@ -312,7 +310,8 @@ func (gr *Graph) Close() error {
 // output projection, two residual sums and the second MLP layer (10 buffers
 // of 4d), the MLP's hidden layer and its GELU (2 of 4f) and 32 bytes of row
 // statistics, the final LayerNorm (4d+16) and the logits (4v); a sinusoidal
-// model adds the position sum (4d) and its (length, d) table. The tiled
+// model adds the position sum (4d) and its (length, d) table, an ALiBi
+// model its distance tables (layers.PositionScheme EvalBytes). The tiled
 // attention's scratch does not grow with the length. The model's weights
 // are not included.
 func (m *Model) EvalGraphBytes(batch, length int) int64 {
@@ -321,11 +320,5 @@ func (m *Model) EvalGraphBytes(batch, length int) int64 {
 	perToken := 16 + 4*d + l*(40*d+8*f+32) + 4*d + 16 + 4*v
 	n := int64(batch) * int64(length)
 	total := n * perToken
-	if c.Pos == PosSinusoidal {
-		total += n*4*d + int64(length)*4*d
-	}
-	if c.Pos == PosALiBi {
-		total += int64(c.NHeads) * int64(length) * 4 // the distance tables
-	}
-	return total
+	return total + m.scheme.EvalBytes(c.shape(), batch, length)
 }

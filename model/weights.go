@@ -14,9 +14,9 @@ import (
 type Weights struct {
 	Names   []string
 	Tensors map[string]*tensor.Dense
-	// position holds the names of the position scheme's parameters (T5's
-	// table, KERPLE's and FIRE's per-layer parameters).
-	position map[string]bool
+	// position holds the position scheme's parameters (T5's table,
+	// KERPLE's and FIRE's per-layer parameters) by name.
+	position map[string]layers.ParamSpec
 }
 
 // Tensor returns the named tensor; it panics on an unknown name, which is a
@@ -42,26 +42,43 @@ func (w *Weights) NumParams() int {
 }
 
 // Decays reports whether a weight gets weight decay: matrices (2-D) do,
-// biases and LayerNorm parameters do not, as in the reference, and neither
-// do the position scheme's parameters: decay would pull T5's table and
-// KERPLE's and FIRE's functions toward a zero bias, the position-free
-// model, whatever the data says.
-func (w *Weights) Decays(name string) bool { return w.Tensor(name).Dims() >= 2 && !w.position[name] }
+// biases and LayerNorm parameters do not, as in the reference, and the
+// position scheme's parameters only when the scheme says so
+// (layers.ParamSpec.Decay; no built-in scheme's do: decay would pull T5's
+// table and KERPLE's and FIRE's functions toward a zero bias, the
+// position-free model, whatever the data says).
+func (w *Weights) Decays(name string) bool {
+	p, isPos := w.position[name]
+	return w.Tensor(name).Dims() >= 2 && (!isPos || p.Decay)
+}
 
 // IsPosition reports whether the named weight is a position scheme's
 // parameter.
-func (w *Weights) IsPosition(name string) bool { return w.position[name] }
+func (w *Weights) IsPosition(name string) bool {
+	_, ok := w.position[name]
+	return ok
+}
+
+// project moves the position scheme's parameters back into their domain
+// (layers.ParamSpec.Project).
+func (w *Weights) project() {
+	for _, name := range w.Names {
+		if p, ok := w.position[name]; ok && p.Project != nil {
+			p.Project(w.Data(name))
+		}
+	}
+}
 
 func newWeights() *Weights {
-	return &Weights{Tensors: map[string]*tensor.Dense{}, position: map[string]bool{}}
+	return &Weights{Tensors: map[string]*tensor.Dense{}, position: map[string]layers.ParamSpec{}}
 }
 
 func (w *Weights) add(s weightSpec) []float32 {
 	data := make([]float32, prod(s.shape))
 	w.Names = append(w.Names, s.name)
 	w.Tensors[s.name] = tensor.New(tensor.WithShape(s.shape...), tensor.WithBacking(data))
-	if s.position {
-		w.position[s.name] = true
+	if s.position != nil {
+		w.position[s.name] = *s.position
 	}
 	return data
 }
@@ -82,20 +99,20 @@ const (
 	nameLNfW   = "ln_f.weight"
 	nameLNfB   = "ln_f.bias"
 	nameHead   = "head.weight"
-	nameT5     = "pos.t5.weight" // T5's (buckets, heads) table, shared by every layer
-	partKerple = "attn.kerple"   // a layer's KERPLE parameters (2, heads)
-	partFire   = "attn.fire"     // a layer's FIRE parameters, one flat tensor
 )
 
 // shapes lists the weights of cfg in their fixed order, with their shapes
-// and initialisation, without allocating them.
+// and initialisation, without allocating them: the token embedding, the
+// position scheme's shared parameters, each layer with the scheme's
+// parameters of the layer last, the final LayerNorm and the output head.
+// cfg must be valid.
 func shapes(cfg Config) []weightSpec {
-	d, f, h := cfg.DModel, cfg.DFF, cfg.NHeads
+	d, f := cfg.DModel, cfg.DFF
+	scheme, shape := cfg.mustScheme(), cfg.shape()
 	resid := 0.02 / math.Sqrt(2*float64(cfg.NLayers))
 	specs := []weightSpec{{name: nameTokEmb, shape: []int{cfg.Vocab, d}, std: 1 / math.Sqrt(float64(d))}}
-	if cfg.Pos == PosT5 {
-		// N(0, d^-1/2), as Hugging Face's T5 initialises its bias table.
-		specs = append(specs, weightSpec{name: nameT5, shape: []int{layers.T5Buckets, h}, std: 1 / math.Sqrt(float64(d)), position: true})
+	for _, p := range scheme.SharedParams(shape) {
+		specs = append(specs, positionSpec(p.Name, p))
 	}
 	for l := 0; l < cfg.NLayers; l++ {
 		specs = append(specs,
@@ -112,13 +129,8 @@ func shapes(cfg Config) []weightSpec {
 			weightSpec{name: layerName(l, "mlp.fc2.weight"), shape: []int{f, d}, std: resid},
 			weightSpec{name: layerName(l, "mlp.fc2.bias"), shape: []int{d}, std: 0},
 		)
-		switch cfg.Pos {
-		case PosKerple:
-			specs = append(specs, weightSpec{name: layerName(l, partKerple), shape: []int{2, h}, position: true,
-				init: func(rng *rand.Rand) []float32 { return layers.KerpleInit(rng, h) }})
-		case PosFire:
-			specs = append(specs, weightSpec{name: layerName(l, partFire), shape: []int{layers.FireParamLen(h)}, position: true,
-				init: func(rng *rand.Rand) []float32 { return fireScheme(cfg).Init(rng, h, cfg.TrainLen) }})
+		for _, p := range scheme.LayerParams(shape) {
+			specs = append(specs, positionSpec(layerName(l, p.Name), p))
 		}
 	}
 	return append(specs, weightSpec{name: nameLNfW, shape: []int{d}, std: -1}, weightSpec{name: nameLNfB, shape: []int{d}, std: 0},
@@ -130,7 +142,13 @@ type weightSpec struct {
 	shape    []int
 	std      float64                    // 0: zeros, -1: ones, else N(0, std^2)
 	init     func(*rand.Rand) []float32 // when not nil, instead of std
-	position bool                       // a position scheme's parameter
+	position *layers.ParamSpec          // a position scheme's parameter
+}
+
+// positionSpec is the weight of a position scheme's parameter p, stored
+// under name.
+func positionSpec(name string, p layers.ParamSpec) weightSpec {
+	return weightSpec{name: name, shape: p.Shape, init: p.Init, position: &p}
 }
 
 // InitWeights creates the weights of cfg with the reference's
@@ -140,9 +158,13 @@ type weightSpec struct {
 //   - qkv and fc1 N(0, 0.02), the residual projections (attention output,
 //     fc2) N(0, 0.02/sqrt(2 n_layers)), biases 0,
 //   - LayerNorm gain 1 and shift 0, untied output head N(0, 0.02),
-//   - the position schemes' parameters as their papers' code: T5's table
-//     N(0, d^-1/2), KERPLE's r1 ~ U(0, 2) and r2 ~ U(0, 1), FIRE's MLP as
-//     PyTorch's nn.Linear with c = 0.1 and L = train_len (see layers).
+//   - the position scheme's parameters by its layers.ParamSpec.Init, for
+//     the built-in schemes as their papers' code: T5's table N(0, d^-1/2),
+//     KERPLE's r1 ~ U(0, 2) and r2 ~ U(0, 1), FIRE's MLP as PyTorch's
+//     nn.Linear with c = 0.1 and L = train_len (see layers).
+//
+// cfg must be valid (Config.Validate): it panics for a pos that names no
+// registered scheme.
 func InitWeights(cfg Config) *Weights {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
 	w := newWeights()

@@ -30,7 +30,7 @@ func BenchmarkTrainTiny(b *testing.B) {
 // scheme, one sub-benchmark each; with -count N the schemes alternate N
 // times, so that drift in the machine's speed hits them alike.
 func BenchmarkTrainStepSchemes(b *testing.B) {
-	for _, pos := range model.Schemes {
+	for _, pos := range model.Schemes() {
 		b.Run(pos, func(b *testing.B) { benchTrainStep(b, pos) })
 	}
 }

@@ -184,7 +184,7 @@ func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := st.model
-	slopes := append([]float32(nil), m.Slopes...)
+	slopes := append([]float32(nil), m.PositionBuffer...)
 	g, err := m.NewGraph(cfg.Train.Batch, cfg.Model.TrainLen, true)
 	if err != nil {
 		t.Fatal(err)
@@ -220,8 +220,8 @@ func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 		st.opt.Update(params, grads, decay, 0.01)
 	}
 	for i := range slopes {
-		if math.Float32bits(m.Slopes[i]) != math.Float32bits(slopes[i]) {
-			t.Fatalf("slope %d changed from %g to %g", i, slopes[i], m.Slopes[i])
+		if math.Float32bits(m.PositionBuffer[i]) != math.Float32bits(slopes[i]) {
+			t.Fatalf("slope %d changed from %g to %g", i, slopes[i], m.PositionBuffer[i])
 		}
 	}
 	if len(g.Grads) != len(m.Weights.Names) {

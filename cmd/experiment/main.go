@@ -59,7 +59,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags := cli.NewFlagSet("experiment", summary, stderr)
 	var o options
 	flags.StringVar(&o.configPath, "config", "configs/tiny.yaml", "run config (YAML) shared by every run")
-	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of alibi, sinusoidal, none, rope, t5, kerple and fire")
+	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and"))
 	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos>, or <out>/<pos>-seed<S> for a seed other than the config's")
 	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
 	flags.StringVar(&o.seedList, "seeds", "", "comma-separated seeds: train every scheme once per seed (default: the config's seed)")

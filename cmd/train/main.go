@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
 )
@@ -32,7 +33,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("train", summary, stderr)
 	configPath := fs.String("config", "configs/tiny.yaml", "run config (YAML)")
 	out := fs.String("out", "", "run directory (default: runs/<config name>, or runs/<config name>-<pos> when --pos changes the scheme)")
-	pos := fs.String("pos", "", "position scheme, overriding the config: alibi, sinusoidal, none, rope, t5, kerple or fire")
+	pos := fs.String("pos", "", "position scheme, overriding the config: "+model.SchemesText("or"))
 	steps := fs.Int("steps", 0, "training steps, overriding the config (with --resume: continue a run to this many steps)")
 	seed := fs.Int64("seed", -1, "random seed, overriding the config")
 	resume := fs.Bool("resume", false, "continue the run in the run directory from its newest good checkpoint, with the settings it was started with")

@@ -1,0 +1,23 @@
+package layers
+
+import "fmt"
+
+// RopePosition is the scheme "rope" (Su et al., RoFormer): attention
+// rotates its queries and keys by their positions (Rope); no embeddings
+// and no bias.
+type RopePosition struct{ NoPosition }
+
+// Name implements PositionScheme.
+func (RopePosition) Name() string { return "rope" }
+
+// Validate implements PositionScheme: the head width must be even, as Rope
+// rotates pairs of dimensions.
+func (RopePosition) Validate(shape ModelShape) error {
+	if shape.DHead()%2 != 0 {
+		return fmt.Errorf("rotates pairs of dimensions: d_model/n_heads (%d) must be even", shape.DHead())
+	}
+	return nil
+}
+
+// Rotary implements PositionScheme: yes.
+func (RopePosition) Rotary() bool { return true }
