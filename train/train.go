@@ -152,7 +152,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer metrics.Close()
+	defer metrics.Close() // on the error returns; the success path checks Close
 
 	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
@@ -175,6 +175,9 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
+		return nil, err
+	}
+	if err := metrics.Close(); err != nil {
 		return nil, err
 	}
 	if err := writeJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
