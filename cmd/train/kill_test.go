@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/safetensors"
 	"github.com/alibi-go/alibi/train"
@@ -18,6 +19,7 @@ import (
 
 // TestMain lets the test binary act as the train command in a subprocess.
 func TestMain(m *testing.M) {
+	layers.UseFastBLAS() // as main does
 	if os.Getenv("ALIBI_TRAIN_MAIN") == "1" {
 		os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 	}
