@@ -81,6 +81,25 @@ func (e *MemoryError) Error() string {
 		e.Len, osutil.FormatBytes(e.Need), what, osutil.FormatBytes(e.Limit))
 }
 
+// CheckMemory makes, on its own, the check that Perplexity makes before it
+// allocates: with o.MemoryLimit > 0, scoring a stream of n tokens with o
+// must not need more than that (EstimateBytes), or the error is a
+// *MemoryError. It allocates nothing, so a caller can check every
+// evaluation it plans before running the first.
+func CheckMemory(m *model.Model, n int, o Options) error {
+	if o.Len < 1 {
+		return fmt.Errorf("eval: length must be positive, got %d", o.Len)
+	}
+	if o.MemoryLimit <= 0 {
+		return nil
+	}
+	if need := EstimateBytes(m, n, o); need > o.MemoryLimit {
+		l, batch := largestPass(n, o)
+		return &MemoryError{Len: l, Batch: batch, Need: need, Limit: o.MemoryLimit}
+	}
+	return nil
+}
+
 // defaultBatchTokens is the tokens of one forward pass, as in the PyTorch
 // reference.
 const defaultBatchTokens = 4096
@@ -118,11 +137,8 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	if o.BatchTokens < 1 {
 		o.BatchTokens = defaultBatchTokens
 	}
-	if o.MemoryLimit > 0 {
-		if need := EstimateBytes(m, len(tokens), o); need > o.MemoryLimit {
-			l, batch := largestPass(len(tokens), o)
-			return Result{}, &MemoryError{Len: l, Batch: batch, Need: need, Limit: o.MemoryLimit}
-		}
+	if err := CheckMemory(m, len(tokens), o); err != nil {
+		return Result{}, err
 	}
 	var ws []data.Window
 	var err error

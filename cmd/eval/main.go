@@ -146,8 +146,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, j := range jobs {
 		for _, l := range j.lengths {
-			if need := eval.EstimateBytes(j.r.Model, len(j.tokens), opts(l)); memLimit > 0 && need > memLimit {
-				_, err := eval.Perplexity(j.r.Model, j.tokens, opts(l)) // the MemoryError, without allocating
+			if err := eval.CheckMemory(j.r.Model, len(j.tokens), opts(l)); err != nil {
 				var me *eval.MemoryError
 				if errors.As(err, &me) && me.Batch > 1 {
 					return fail("%s: %v; lower --batch-tokens (now %d) or the length", j.r.Name, err, *batchTokens)
