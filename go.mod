@@ -1,6 +1,6 @@
 module github.com/alibi-go/alibi
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/chewxy/hm v1.0.0

@@ -11,10 +11,10 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// The default build multiplies float32 matrices with the package's own
-// AVX2/FMA kernel (pure Go and Go assembly, no cgo) and leaves every other
-// BLAS routine to gonum.
-func init() { G.Use(goBLAS{}) }
+// fastBLAS is the BLAS that UseFastBLAS installs in the default build: it
+// multiplies float32 matrices with the package's own AVX2/FMA kernel (pure
+// Go and Go assembly, no cgo) and leaves every other routine to gonum.
+func fastBLAS() G.BLAS { return goBLAS{} }
 
 // BLASName names the matrix-multiply backend in use.
 func BLASName() string { return "alibi-go gemm (pure Go + AVX2 assembly)" }

@@ -13,10 +13,10 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// With -tags openblas, Gorgonia's own matrix ops and Linear multiply with
-// OpenBLAS (Debian: apt-get install libopenblas-dev); attention keeps the
-// package's kernel, one head per goroutine.
-func init() { G.Use(netlib.Implementation{}) }
+// With -tags openblas, Linear multiplies with OpenBLAS (Debian: apt-get
+// install libopenblas-dev), and so do Gorgonia's own matrix ops after
+// UseFastBLAS; attention keeps the package's kernel, one head per goroutine.
+func fastBLAS() G.BLAS { return netlib.Implementation{} }
 
 // sgemmAll multiplies float32 matrices with OpenBLAS and its threads.
 func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,11 @@ const (
 	MetaCorpus  = "data.corpus"
 	MetaValFrac = "data.val_frac"
 )
+
+// ErrNoCheckpoint is wrapped by LatestCheckpoint's error when a run
+// directory holds no checkpoint file at all (as opposed to checkpoints that
+// fail to load).
+var ErrNoCheckpoint = errors.New("no checkpoint")
 
 // CheckpointPath names the checkpoint of a step; names sort by step.
 func CheckpointPath(dir string, step int) string {
@@ -33,14 +39,15 @@ func Checkpoints(dir string) ([]string, error) {
 
 // LatestCheckpoint loads the newest checkpoint of a run that loads cleanly.
 // skipped receives one message per newer file that was corrupt or
-// unreadable and therefore passed over.
+// unreadable and therefore passed over. A run without any checkpoint file
+// gives an error wrapping ErrNoCheckpoint.
 func LatestCheckpoint(dir string, skipped func(error)) (*Checkpoint, string, error) {
 	cs, err := Checkpoints(dir)
 	if err != nil {
 		return nil, "", err
 	}
 	if len(cs) == 0 {
-		return nil, "", fmt.Errorf("no checkpoint in %s", filepath.Join(dir, CheckpointDir))
+		return nil, "", fmt.Errorf("%w in %s", ErrNoCheckpoint, filepath.Join(dir, CheckpointDir))
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
 		c, err := LoadCheckpoint(cs[i])

@@ -70,7 +70,7 @@ func benchTrainStep(b *testing.B, pos string) {
 	st.sampler.Next(x, y)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := step.run(x, y, t.Clip, t.LRAt(i), false); err != nil {
+		if _, _, err := step.run(x, y, t.Clip, t.LRAt(i)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -49,11 +49,12 @@ func LockRun(dir string) (*RunLock, error) {
 	host, _ := os.Hostname()
 	holder := fmt.Sprintf("pid %d host %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
 	f := l.File()
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(holder), 0)
-		if err == nil {
-			err = f.Sync()
-		}
+	}
+	if err == nil {
+		err = f.Sync()
 	}
 	if err != nil {
 		l.Unlock()

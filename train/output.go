@@ -64,7 +64,19 @@ func (m *metricsFile) write(rec map[string]any) error {
 	return nil
 }
 
-func (m *metricsFile) Close() error { return m.f.Close() }
+// Close closes the file and reports its error; closing again does nothing,
+// so a deferred Close may follow the one whose error is checked.
+func (m *metricsFile) Close() error {
+	if m.f == nil {
+		return nil
+	}
+	f := m.f
+	m.f = nil
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
 
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

@@ -155,7 +155,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer metrics.Close()
+	defer metrics.Close() // on the error returns; the success path checks Close
 
 	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
@@ -179,6 +179,9 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
+		return nil, err
+	}
+	if err := metrics.Close(); err != nil {
 		return nil, err
 	}
 	if err := writeJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
@@ -208,7 +211,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 		stepStart := time.Now()
 		st.sampler.Next(x, y)
 		lr := t.LRAt(st.step)
-		loss, norm, err := step.run(x, y, t.Clip, lr, faultNaNLoss(st.step+1))
+		loss, norm, err := step.run(x, y, t.Clip, lr)
 		if err != nil {
 			kept := "no checkpoint was written yet"
 			if st.saved != "" {
@@ -288,15 +291,14 @@ func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
 // run does one step on the batch x, y: the forward and backward pass, the
 // gradients clipped to a global norm of clip (0: not clipped), the AdamW
 // update at learning rate lr, and the position parameters projected back
-// into their domain (model.Project). A non-finite loss or gradient norm (or nan,
-// which tests use to simulate one) stops it before the update, with an
-// error; the weights are then unchanged.
-func (s *stepper) run(x, y []int, clip, lr float64, nan bool) (loss, norm float64, err error) {
+// into their domain (model.Project). A non-finite loss or gradient norm stops
+// it before the update, with an error; the weights are then unchanged.
+func (s *stepper) run(x, y []int, clip, lr float64) (loss, norm float64, err error) {
 	if err := s.g.Execute(x, y); err != nil {
 		return 0, 0, err
 	}
 	loss = s.g.LossValue()
-	if nan {
+	if faultNaNLoss(s.opt.Step + 1) { // only in fault-injection builds
 		loss = math.NaN()
 	}
 	for i := range s.grads {

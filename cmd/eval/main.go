@@ -16,6 +16,7 @@ import (
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
@@ -25,6 +26,7 @@ example: go run ./cmd/eval --len 2048      (runs/tiny at 1x, 2x and 4x its train
 
 func main() {
 	cli.TuneGC()
+	layers.UseFastBLAS()
 	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
@@ -36,6 +37,7 @@ example: go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoid
 
 func main() {
 	cli.TuneGC()
+	layers.UseFastBLAS()
 	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 

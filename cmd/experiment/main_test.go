@@ -10,11 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/alibi-go/alibi/layers"
 )
 
 // TestMain lets the test binary act as the experiment command in a
 // subprocess, for the sharding test.
 func TestMain(m *testing.M) {
+	layers.UseFastBLAS() // as main does
 	if os.Getenv("ALIBI_EXPERIMENT_MAIN") == "1" {
 		os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 	}

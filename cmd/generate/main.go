@@ -15,6 +15,7 @@ import (
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -25,6 +26,7 @@ example: go run ./cmd/generate --prompt "Light is"          (runs/tiny, 256 byte
 
 func main() {
 	cli.TuneGC()
+	layers.UseFastBLAS()
 	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 

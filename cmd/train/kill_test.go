@@ -3,25 +3,81 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/safetensors"
-	"github.com/alibi-go/alibi/train"
 )
 
-// TestMain lets the test binary act as the train command in a subprocess.
+// TestMain lets the test binary act as the train command in a subprocess,
+// and removes the fault-injection build of the command after the tests.
 func TestMain(m *testing.M) {
+	layers.UseFastBLAS() // as main does
 	if os.Getenv("ALIBI_TRAIN_MAIN") == "1" {
 		os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if faultBuild.dir != "" {
+		os.RemoveAll(faultBuild.dir)
+	}
+	os.Exit(code)
+}
+
+// faultEnv is the environment variable through which a fault-injection
+// build of the command (see faultTrainCmd) injects a fault:
+// "kill-in-checkpoint:N" or "nan-loss:N" (train/faultinject.go).
+const faultEnv = "ALIBI_FAULT"
+
+// faultBuild is the train command built with -tags faultinject, once per
+// test binary, in a temporary directory.
+var faultBuild struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// faultTrainCmd starts, as a subprocess, the train command built with
+// -tags faultinject: the only build that honours faultEnv. Normal builds
+// (this test binary included) carry no fault injection.
+func faultTrainCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	faultBuild.once.Do(func() {
+		gotool, err := exec.LookPath("go")
+		if err != nil {
+			faultBuild.err = fmt.Errorf("the fault tests build the command: %w", err)
+			return
+		}
+		if faultBuild.dir, err = os.MkdirTemp("", "alibi-faultinject-"); err != nil {
+			faultBuild.err = err
+			return
+		}
+		faultBuild.path = filepath.Join(faultBuild.dir, "train")
+		if out, err := exec.Command(gotool, "build", "-tags", "faultinject", "-o", faultBuild.path, ".").CombinedOutput(); err != nil {
+			faultBuild.err = fmt.Errorf("go build -tags faultinject: %w\n%s", err, out)
+		}
+	})
+	if faultBuild.err != nil {
+		t.Fatal(faultBuild.err)
+	}
+	cmd := exec.Command(faultBuild.path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	t.Cleanup(func() {
+		if t.Failed() && buf.Len() > 0 {
+			t.Logf("subprocess %v output:\n%s", args, buf.String())
+		}
+	})
+	return cmd
 }
 
 const killYAML = `name: kill
@@ -37,7 +93,7 @@ func trainCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() && buf.Len() > 0 {
 			t.Logf("subprocess %v output:\n%s", args, buf.String())
 		}
 	})
@@ -73,7 +129,8 @@ func finalState(t *testing.T, dir string) (map[string][]byte, string) {
 
 // A run killed with SIGKILL, once in the middle of a checkpoint write and
 // once at an arbitrary step, then resumed, ends bit-identical to the same
-// run left alone.
+// run left alone. Every segment runs the fault-injection build, so that the
+// runs compared come from one binary.
 func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three runs in subprocesses")
@@ -89,12 +146,12 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole, split := filepath.Join(root, "whole"), filepath.Join(root, "split")
-	if err := trainCmd(t, nil, "--config", cfgPath, "--out", whole).Run(); err != nil {
+	if err := faultTrainCmd(t, nil, "--config", cfgPath, "--out", whole).Run(); err != nil {
 		t.Fatalf("uninterrupted run: %v", err)
 	}
 
 	// 1. Killed half way through writing the step-70 checkpoint.
-	err := trainCmd(t, []string{train.FaultEnv + "=kill-in-checkpoint:70"}, "--config", cfgPath, "--out", split).Run()
+	err := faultTrainCmd(t, []string{faultEnv + "=kill-in-checkpoint:70"}, "--config", cfgPath, "--out", split).Run()
 	if !killedBySignal(err) {
 		t.Fatalf("first segment: want death by SIGKILL, got %v", err)
 	}
@@ -107,7 +164,7 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	}
 
 	// 2. Resumed, then killed at an arbitrary step once step 150 is saved.
-	cmd := trainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume")
+	cmd := faultTrainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +185,7 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	}
 
 	// 3. Resumed to the end.
-	if err := trainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
+	if err := faultTrainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
 		t.Fatalf("final segment: %v", err)
 	}
 	a, pa := finalState(t, whole)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
@@ -26,6 +27,7 @@ example: go run ./cmd/train --config configs/tiny.yaml`
 
 func main() {
 	cli.TuneGC()
+	layers.UseFastBLAS()
 	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/alibi-go/alibi/model"
-	"github.com/alibi-go/alibi/train"
 )
 
 const microYAML = `name: micro
@@ -112,10 +113,20 @@ func TestRunFaults(t *testing.T) {
 		// Checkpoints every 3 steps; step 5's loss is NaN (as a diverging
 		// run's would be): the run stops there, and the step-3 checkpoint
 		// survives, loads, and is the one the error names.
+		// Only the fault-injection build of the command can make a loss
+		// NaN on demand, so this case runs it as a subprocess.
 		out := filepath.Join(dir, "nan")
-		t.Setenv(train.FaultEnv, "nan-loss:5")
 		var o, e bytes.Buffer
-		code := command([]string{"--config", writeFile(t, dir, "nan.yaml", good), "--out", out, "--steps", "40"}, &o, &e)
+		cmd := faultTrainCmd(t, []string{faultEnv + "=nan-loss:5"}, "--config", writeFile(t, dir, "nan.yaml", good), "--out", out, "--steps", "40")
+		cmd.Stdout, cmd.Stderr = &o, &e
+		code := 0
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			code = ee.ExitCode()
+		}
 		kept := filepath.Join(out, "checkpoints", "step-00000003.safetensors")
 		if code == 0 || !strings.Contains(e.String(), "step 5: non-finite loss NaN") || !strings.Contains(e.String(), "the last good checkpoint, "+kept+", is kept") {
 			t.Fatalf("exit %d, stderr %q", code, e.String())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/train"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -130,7 +131,7 @@ func ParseBytes(s string) (int64, error) {
 func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
 	r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "%s: skipping checkpoint: %v\n", name, err) })
 	if err != nil {
-		if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) || strings.Contains(err.Error(), "no checkpoint") {
+		if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) || errors.Is(err, model.ErrNoCheckpoint) {
 			return nil, fmt.Errorf("no trained run in %s; train one first: go run ./cmd/train --config configs/tiny.yaml --out %s", dir, dir)
 		}
 		return nil, err
