@@ -100,6 +100,9 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
+	// The run's wall time counts from here: taking the lock (which syncs
+	// the holder's name to disk) and loading are part of it.
+	start := time.Now()
 	dir := cfg.RunDir()
 	if !opt.Unlocked {
 		lock, err := LockRun(dir)
@@ -113,7 +116,6 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 			return nil, err
 		}
 	}
-	start := time.Now()
 	rss := osutil.StartRSS()
 	defer rss.Stop()
 
