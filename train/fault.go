@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // FaultEnv names an environment variable for fault tests: with
@@ -25,7 +27,7 @@ func crashInCheckpoint(step int, final string, data []byte) {
 	if n, err := strconv.Atoi(v); err != nil || n != step {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+	f, err := osutil.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
 	if err == nil {
 		f.Write(data[:len(data)/2])
 		f.Sync()
