@@ -42,7 +42,7 @@ func savePanels(path string, width vg.Length, panels ...*plot.Plot) error {
 	for i, p := range panels {
 		p.Draw(canvases[0][i])
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	f, err := os.Create(path)

@@ -88,7 +88,7 @@ func ParseConfig(b []byte) (Config, error) {
 	cfg := Defaults()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return Config{}, errors.New(strings.Join(strings.Fields(err.Error()), " "))
+		return Config{}, yamlSyntaxError(b, err)
 	}
 	if len(doc.Content) > 0 && !(doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
 		if err := decodeKeys(doc.Content[0], reflect.ValueOf(&cfg).Elem(), ""); err != nil {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // faultEnv names the environment variable that injects a fault: with
@@ -35,7 +37,7 @@ func crashInCheckpoint(step int, final string, data []byte) {
 	if n, err := strconv.Atoi(v); err != nil || n != step {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+	f, err := osutil.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
 	if err == nil {
 		f.Write(data[:len(data)/2])
 		f.Sync()

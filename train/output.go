@@ -46,7 +46,8 @@ func openMetrics(path string, step int) (*metricsFile, error) {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	// 0666: the umask decides the mode, as for every file the project writes.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

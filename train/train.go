@@ -146,7 +146,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 				dir, ErrPastSteps, st.step, st.startedFor, cfg.Train.Steps, st.step)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o777); err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	removeStaleTemps(dir, logw)

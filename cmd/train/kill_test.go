@@ -135,6 +135,9 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three runs in subprocesses")
 	}
+	// The umask is process-wide: this test does not run in parallel.
+	old := syscall.Umask(0o022)
+	t.Cleanup(func() { syscall.Umask(old) })
 	root := t.TempDir()
 	corpus := filepath.Join(root, "corpus.txt")
 	text := strings.Repeat("It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife. ", 60)
@@ -159,8 +162,18 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ckdir, "step-00000070.safetensors")); !os.IsNotExist(err) {
 		t.Fatalf("the half-written checkpoint replaced a real one: %v", err)
 	}
-	if temps, _ := filepath.Glob(filepath.Join(ckdir, ".*.tmp-*")); len(temps) != 1 {
+	temps, _ := filepath.Glob(filepath.Join(ckdir, ".*.tmp-*"))
+	if len(temps) != 1 {
 		t.Fatalf("want the half-written temporary file, found %v", temps)
+	}
+	// Created as every file of the run is: 0666 less the umask (022, set
+	// above and inherited by the subprocess), not os.CreateTemp's 0600.
+	fi, err := os.Stat(temps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o644 {
+		t.Fatalf("the half-written temporary file has mode %v, want 0644", fi.Mode().Perm())
 	}
 
 	// 2. Resumed, then killed at an arbitrary step once step 150 is saved.

@@ -130,8 +130,10 @@ func TestSigtermResumeWithPrintedCommand(t *testing.T) {
 		t.Fatalf("printed resume command %q, want %q", args, want)
 	}
 	// 2. and 3. Resumed with that command, stopped again at random steps.
-	args = terminate(t, args, func() bool { return loggedStep(split) >= before })
-	args = terminate(t, args, func() bool { return loggedStep(split) >= after })
+	// Each resumed process is stopped once it holds the lock (so it has set
+	// up its signal handling) and the run has logged the step.
+	args = terminate(t, args, func() bool { return lockNamed(split) && loggedStep(split) >= before })
+	args = terminate(t, args, func() bool { return lockNamed(split) && loggedStep(split) >= after })
 	if err := trainCmd(t, nil, args...).Run(); err != nil {
 		t.Fatalf("final segment: %v", err)
 	}

@@ -18,9 +18,10 @@ type tempFile interface {
 // ever see the complete old or the complete new contents: it writes a
 // temporary file in the same directory, syncs it, renames it into place and
 // syncs the directory. On error the old file is untouched and the temporary
-// file is removed.
+// file is removed. The new file's mode is 0666 less the process's umask, as
+// os.Create would give it (see CreateTemp).
 func WriteFileAtomic(path string, data []byte) error {
-	return writeFileAtomic(path, data, func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) })
+	return writeFileAtomic(path, data, func(dir, pattern string) (tempFile, error) { return CreateTemp(dir, pattern) })
 }
 
 // writeFileAtomic is WriteFileAtomic with the temporary file's constructor as

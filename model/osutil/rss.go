@@ -1,7 +1,9 @@
 // Package osutil holds the operating-system helpers every part of the project
 // shares: replacing a file atomically, so a crash never leaves a torn
-// checkpoint, report or metrics file, and sampling this process's resident
-// memory, for the peak figures that training and evaluation report.
+// checkpoint, report or metrics file (through a temporary file whose mode,
+// like that of any file os.Create makes, is 0666 less the umask), and
+// sampling this process's resident memory, for the peak figures that
+// training and evaluation report.
 package osutil
 
 import (
