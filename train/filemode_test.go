@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,7 +14,7 @@ import (
 )
 
 // Every file of a run directory gets mode 0666 less the umask, as os.Create
-// gives, so that another user's report can read a run on shared storage.
+// gives (and every directory it creates 0777 less the umask), so that another user's report can read a run on shared storage.
 // The umask is process-wide: this test must not run in parallel.
 func TestRunFilesFollowUmask(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,6 +28,10 @@ func TestRunFilesFollowUmask(t *testing.T) {
 			cfg.Train.CheckpointEvery, cfg.Train.EvalEvery, cfg.Train.EvalTokens, cfg.Train.FinalEvalTokens = 2, 2, 64, 64
 			if _, err := Train(context.Background(), cfg, Options{}); err != nil {
 				t.Fatal(err)
+			}
+			// Directories the run creates get 0777 less the umask.
+			if fi, err := os.Stat(filepath.Join(cfg.Out, model.CheckpointDir)); err != nil || fi.Mode().Perm() != fs.FileMode(0o777&^tc.umask) {
+				t.Errorf("checkpoints directory: %v, %v; want mode %v", fi.Mode().Perm(), err, fs.FileMode(0o777&^tc.umask))
 			}
 			seen := map[string]bool{}
 			err := filepath.WalkDir(cfg.Out, func(path string, d fs.DirEntry, err error) error {
