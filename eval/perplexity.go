@@ -1,6 +1,17 @@
 // Package eval measures a trained model: perplexity over a token stream at
 // any window length, with non-overlapping or sliding windows, loss by
 // position inside the window, and reports as JSON, Markdown and PNG plots.
+//
+// # Scoring a text
+//
+// The tokens are bytes, so a text is its own token stream. OpenRun (or
+// OpenCheckpoint) loads a trained model, and Perplexity scores the text:
+// with Options{Len: len(text) - 1} in one window, every byte after the
+// first predicted from all the bytes before it; with a shorter Len, in
+// windows of that length. The Result holds the mean negative log-likelihood
+// (NatsPerToken), its exponential (PPL) and the tokens scored. For the
+// loss of one batch of your own ids and targets, run a model.Graph and read
+// its LossValue.
 package eval
 
 import (
@@ -61,8 +72,9 @@ type Result struct {
 	PositionLoss    []float64 `json:"position_loss"` // mean nats at each position inside the window
 }
 
-// Perplexity scores tokens (a stream, one byte per token; token t+1 is predicted from the
-// tokens before it inside its window) with m. Every predictable token is
+// Perplexity scores tokens (a stream, one byte per token, such as
+// []byte(text); token t+1 is predicted from the tokens before it inside its
+// window) with m. Every predictable token is
 // scored exactly once. With the non-overlapping protocol, a tail shorter than
 // one window is scored as one shorter window at its own length, and counted.
 // A length whose one window does not fit in the tokens is refused with a

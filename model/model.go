@@ -102,20 +102,28 @@ func (m *Model) embeddingTable(length int) *tensor.Dense {
 
 // Graph is one compiled forward (and, for training, backward) pass over a
 // batch of sequences of a fixed length. Training graphs run on Gorgonia's
-// tape machine; graphs without gradients run their ops directly in order,
-// which leaves the nodes' own Value unset: read results with LogitsData,
-// LossValue and GradData.
+// tape machine; graphs without gradients (NewGraph without train, and
+// decoding graphs) run their ops directly in order, which leaves the nodes'
+// own Value unset. Read the results of the last Execute with the accessors,
+// which work on every graph: LogitsData and LossValue on any graph,
+// GradData on training graphs (it returns nil on the others).
 type Graph struct {
 	Batch, Len int
 	Expr       *G.ExprGraph // the Gorgonia graph
 	Logits     *G.Node      // (Batch*Len, Vocab)
-	Loss       *G.Node      // mean cross-entropy in nats; nil without targets
-	Params     []*G.Node    // in Weights.Names order
-	Grads      []*G.Node    // d Loss / d Params, for training graphs
+	// Loss is the mean cross-entropy node, in nats, of a training graph;
+	// nil in a graph without gradients, whose LossValue computes the same
+	// loss from the logits.
+	Loss   *G.Node
+	Params []*G.Node // in Weights.Names order
+	Grads  []*G.Node // d Loss / d Params, for training graphs
 
 	ids, targets []int   // backing of the input nodes, rewritten by Execute
 	vm           G.VM    // training graphs: Gorgonia's tape machine
 	run          *runner // graphs without gradients
+	// ran says that the last Execute succeeded; scored, that it had
+	// targets, which LossValue scores.
+	ran, scored bool
 
 	// For decoding graphs: the cache the graph's attention reads and
 	// extends, and the backing of the sinusoidal rows of the new tokens.
@@ -232,11 +240,26 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 	return gr, nil
 }
 
-// Execute runs the graph on ids (and, for training graphs, targets), each
-// Batch*Len tokens, row-major by sequence.
+// Execute runs the graph on ids and targets, each Batch*Len tokens,
+// row-major by sequence: targets[i] is the token that should follow ids[i].
+// A training graph needs targets; a graph without gradients takes nil (then
+// LossValue is NaN) or targets to score.
 func (gr *Graph) Execute(ids, targets []int) error {
+	gr.ran, gr.scored = false, false
 	if len(ids) != len(gr.ids) {
 		return fmt.Errorf("graph run: %d ids, want %d", len(ids), len(gr.ids))
+	}
+	if gr.Loss != nil || targets != nil {
+		if len(targets) != len(gr.targets) {
+			return fmt.Errorf("graph run: %d targets, want %d", len(targets), len(gr.targets))
+		}
+		if gr.Loss == nil { // the cross-entropy op checks a training graph's
+			for i, t := range targets {
+				if t < 0 || t >= gr.m.Config.Vocab {
+					return fmt.Errorf("graph run: target %d at position %d is outside the vocabulary of %d", t, i, gr.m.Config.Vocab)
+				}
+			}
+		}
 	}
 	copy(gr.ids, ids)
 	if gr.cache != nil {
@@ -244,10 +267,7 @@ func (gr *Graph) Execute(ids, targets []int) error {
 			return err
 		}
 	}
-	if gr.Loss != nil {
-		if len(targets) != len(gr.targets) {
-			return fmt.Errorf("graph run: %d targets, want %d", len(targets), len(gr.targets))
-		}
+	if targets != nil {
 		copy(gr.targets, targets)
 	}
 	if gr.run != nil {
@@ -263,11 +283,31 @@ func (gr *Graph) Execute(ids, targets []int) error {
 	if gr.cache != nil {
 		gr.cache.Pos.Advance(gr.Len)
 	}
+	gr.ran, gr.scored = true, targets != nil
 	return nil
 }
 
-// LossValue is the loss of the last Execute.
+// LossValue is the loss of the last Execute: the mean negative
+// log-likelihood, in nats, of its targets under its logits (the mean of
+// layers.TokenNLL), rounded to float32 as the training graph's Loss node
+// holds it. A graph without gradients computes it from its logits when
+// asked, and gives the same bits as a training graph on the same ids and
+// targets. It is NaN before the first successful Execute and when the last
+// one had no targets. To score a whole text in windows, see
+// eval.Perplexity.
 func (gr *Graph) LossValue() float64 {
+	if !gr.ran || !gr.scored {
+		return math.NaN()
+	}
+	if gr.Loss == nil {
+		nll := make([]float64, len(gr.targets))
+		layers.TokenNLL(gr.LogitsData(), gr.m.Config.Vocab, gr.targets, nll)
+		var s float64
+		for _, x := range nll {
+			s += x
+		}
+		return float64(float32(s / float64(len(nll))))
+	}
 	switch v := gr.Loss.Value().Data().(type) {
 	case float32:
 		return float64(v)
@@ -277,16 +317,27 @@ func (gr *Graph) LossValue() float64 {
 	return math.NaN()
 }
 
-// LogitsData are the logits of the last Execute, (Batch*Len) x Vocab.
+// LogitsData are the logits of the last Execute, (Batch*Len) x Vocab; nil
+// before the first successful Execute.
 func (gr *Graph) LogitsData() []float32 {
+	if !gr.ran {
+		return nil
+	}
 	if gr.run != nil {
 		return gr.run.value(gr.Logits).Data().([]float32)
 	}
 	return gr.Logits.Value().Data().([]float32)
 }
 
-// GradData returns the gradient of parameter i from the last Execute.
-func (gr *Graph) GradData(i int) []float32 { return gr.Grads[i].Value().Data().([]float32) }
+// GradData returns the gradient of parameter i (Params[i], Weights.Names[i])
+// from the last Execute of a training graph; nil for a graph without
+// gradients and before the first successful Execute.
+func (gr *Graph) GradData(i int) []float32 {
+	if !gr.ran || gr.Grads == nil {
+		return nil
+	}
+	return gr.Grads[i].Value().Data().([]float32)
+}
 
 // Close releases the graph's machine and its buffers.
 func (gr *Graph) Close() error {
