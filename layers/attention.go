@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -153,9 +154,9 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 
 // attnSeqs returns the kernel's sequence views: the packed rows of each
 // sequence, or the new rows against the cache.
-func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T], error) {
+func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T], error) {
 	if o.cfg.Cache == nil {
-		return flashPackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
+		return flash.PackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
 	}
 	q32, ok := any(qkv).([]float32)
 	if !ok {
@@ -166,7 +167,7 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T],
 			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, o.cfg.Cache.heads, c.batch, c.d)
 	}
 	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen)
-	return any(seqs).([]flashSeq[T]), err
+	return any(seqs).([]flash.Seq[T]), err
 }
 
 // attnBias returns the scheme's bias for keys up to kLen, or nil.
@@ -196,8 +197,8 @@ func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
 		lse = resize(lse, c.batch*o.cfg.Heads*o.cfg.QueryLen)
 		o.lse = lse
 	}
-	flashForward(seqs, o.cfg.QueryLen, o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
-		attnBias[T](o, c, maxKLen(seqs, o.cfg.QueryLen)), lse, flashOpts{scratch: &o.scratch})
+	flash.Forward(seqs, o.cfg.QueryLen, o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
+		attnBias[T](o, c, flash.MaxKLen(seqs, o.cfg.QueryLen)), lse, flash.Opts{Scratch: &o.scratch})
 	return nil
 }
 
@@ -298,7 +299,7 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 		return fmt.Errorf("%s: no log-sum-exp kept from the forward pass", o.key)
 	}
 	t := f.cfg.QueryLen
-	seqs := flashPackedSeqs(qkv, out, c.batch, t, c.d)
+	seqs := flash.PackedSeqs(qkv, out, c.batch, t, c.d)
 	bias := attnBias[T](f, c, t)
 	var biasGrad []T
 	if f.cfg.Bias != nil && f.cfg.Bias.Trainable() {
@@ -306,8 +307,8 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 		biasGrad = resize(biasGrad, bias.(TrainableBias[T]).GradLen())
 		o.biasGrad = biasGrad
 	}
-	flashBackward(seqs, flashPackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
-		bias, lse, biasGrad, flashOpts{scratch: &f.scratch})
+	flash.Backward(seqs, flash.PackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
+		bias, lse, biasGrad, flash.Opts{Scratch: &f.scratch})
 	if biasGrad != nil {
 		if f.dParams == nil || !f.dParams.Shape().Eq(c.params.Shape()) || f.dParams.Dtype() != c.params.Dtype() {
 			f.dParams = newLike(c.params.Dtype(), c.params.Shape()...)

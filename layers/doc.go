@@ -39,7 +39,7 @@
 //	stepper.run ─▶ Graph.Execute ─▶ attentionOp.Do ─▶ attnForwardOp (attention.go)
 //	  ├─ attnBias ─▶ biasMemo.bias ─▶ AlibiScheme.Bias32            (bias_scheme.go, position_bias.go)
 //	  │    ─▶ alibiTables ─▶ AlibiBias (with AlibiSlopes' slopes)   (alibi.go)
-//	  └─ flashForward ─▶ flashHead.forward ─▶ softmaxStep
+//	  └─ flash.Forward ─▶ head.forward ─▶ softmaxStep
 //	       ─▶ KernelBias.Add = distanceBias.Add: head h's row       (flash.go, position_bias.go)
 //
 // Attention is one op on tiled ("flash") kernels: the bias is computed

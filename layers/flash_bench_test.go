@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"math/rand/v2"
 	"testing"
 )
@@ -56,14 +57,14 @@ func (fb *flashBench) materialisedBias() []float32 {
 	return fb.alibi
 }
 
-func (fb *flashBench) flashForward(opt flashOpts) {
+func (fb *flashBench) runForward(opt flash.Opts) {
 	fc := fb.fc
-	flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, opt)
+	flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, opt)
 }
 
-func (fb *flashBench) flashBackward(opt flashOpts) {
+func (fb *flashBench) runBackward(opt flash.Opts) {
 	fc := fb.fc
-	flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, nil, opt)
+	flash.Backward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, nil, opt)
 }
 
 func BenchmarkFlashForward(b *testing.B) {
@@ -73,7 +74,7 @@ func BenchmarkFlashForward(b *testing.B) {
 		b.Run(fmt.Sprintf("T=%d/flash", t), func(b *testing.B) {
 			var cache any
 			for b.Loop() {
-				fb.flashForward(flashOpts{scratch: &cache})
+				fb.runForward(flash.Opts{Scratch: &cache})
 			}
 			reportTokens(b, tokens)
 		})
@@ -105,12 +106,12 @@ func BenchmarkFlashBackward(b *testing.B) {
 		probs := make([]float32, fc.nSeq*fc.heads*fc.qLen*fc.qLen)
 		dqkv := make([]float32, len(fb.p.qkv))
 		var cache, mcache any
-		opt := flashOpts{scratch: &cache}
+		opt := flash.Opts{Scratch: &cache}
 		name := fmt.Sprintf("T=%d,batch=%d", fc.qLen, fc.nSeq)
 		b.Run(name+"/backward/flash", func(b *testing.B) {
-			fb.flashForward(opt)
+			fb.runForward(opt)
 			for b.Loop() {
-				fb.flashBackward(opt)
+				fb.runBackward(opt)
 			}
 			reportTokens(b, tokens)
 		})
@@ -124,8 +125,8 @@ func BenchmarkFlashBackward(b *testing.B) {
 		})
 		b.Run(name+"/step/flash", func(b *testing.B) {
 			for b.Loop() {
-				fb.flashForward(opt)
-				fb.flashBackward(opt)
+				fb.runForward(opt)
+				fb.runBackward(opt)
 			}
 			reportTokens(b, tokens)
 		})
@@ -153,7 +154,7 @@ func BenchmarkFlashDecode(b *testing.B) {
 			b.Run(fmt.Sprintf("kLen=%d,batch=%d", kLen, batch), func(b *testing.B) {
 				var cache any
 				for b.Loop() {
-					flashForward(p.seqs, 1, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, flashOpts{scratch: &cache})
+					flash.Forward(p.seqs, 1, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, flash.Opts{Scratch: &cache})
 				}
 				reportTokens(b, batch)
 			})
@@ -161,7 +162,7 @@ func BenchmarkFlashDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkFlashTileSizes compares tile sizes, to re-tune flashTiles (the
+// BenchmarkFlashTileSizes compares tile sizes, to re-tune flash.Tiles (the
 // backward pass only up to T = 2048).
 func BenchmarkFlashTileSizes(b *testing.B) {
 	for _, t := range []int{128, 512, 2048, 8192} {
@@ -173,10 +174,10 @@ func BenchmarkFlashTileSizes(b *testing.B) {
 					continue
 				}
 				var cache any
-				opt := flashOpts{blockQ: bq, blockK: bk, scratch: &cache}
+				opt := flash.Opts{BlockQ: bq, BlockK: bk, Scratch: &cache}
 				b.Run(fmt.Sprintf("T=%d/bq=%d,bk=%d/forward", t, bq, bk), func(b *testing.B) {
 					for b.Loop() {
-						fb.flashForward(opt)
+						fb.runForward(opt)
 					}
 					reportTokens(b, tokens)
 				})
@@ -184,9 +185,9 @@ func BenchmarkFlashTileSizes(b *testing.B) {
 					continue
 				}
 				b.Run(fmt.Sprintf("T=%d/bq=%d,bk=%d/backward", t, bq, bk), func(b *testing.B) {
-					fb.flashForward(opt)
+					fb.runForward(opt)
 					for b.Loop() {
-						fb.flashBackward(opt)
+						fb.runBackward(opt)
 					}
 					reportTokens(b, tokens)
 				})

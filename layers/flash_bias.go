@@ -1,6 +1,10 @@
 package layers
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/alibi-go/alibi/layers/internal/flash"
+)
 
 // KernelBias is an additive position bias applied inside the tiled
 // attention kernels, one row of keys at a time, so that no (T, T) bias is
@@ -62,12 +66,12 @@ func (b fullBias[T]) index(h, pos, j0 int) int {
 
 func (b fullBias[T]) Add(h, pos, j0 int, row []T) {
 	i := b.index(h, pos, j0)
-	addTo(row, b.data[i:i+len(row)])
+	flash.AddTo(row, b.data[i:i+len(row)])
 }
 
 func (b fullBias[T]) GradLen() int { return len(b.data) }
 
 func (b fullBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	i := b.index(h, pos, j0)
-	addTo(acc[i:i+len(ds)], ds)
+	flash.AddTo(acc[i:i+len(ds)], ds)
 }

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 
 	"gorgonia.org/tensor"
 )
@@ -81,7 +82,7 @@ func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
 		return
 	}
 	t := len(r) - 1 - (pos - j0) // the row's first key is the farthest
-	addTo(row, r[t:t+len(row)])
+	flash.AddTo(row, r[t:t+len(row)])
 }
 
 // gradLen is heads x table length; a head without a table has no entries
@@ -101,7 +102,7 @@ func (b distanceBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	}
 	n := len(acc) / len(b.tables)
 	t := len(r) - 1 - (pos - j0)
-	addTo(acc[h*n+t:h*n+t+len(ds)], ds)
+	flash.AddTo(acc[h*n+t:h*n+t+len(ds)], ds)
 }
 
 // FullBiasScheme is a materialised bias: its parameter is the whole

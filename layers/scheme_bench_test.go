@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"math/rand/v2"
 	"testing"
 )
@@ -46,7 +47,7 @@ func BenchmarkSchemesForward(b *testing.B) {
 				var scratch any
 				for b.Loop() {
 					bias := s.scheme.Bias32(s.params, fc.heads, fc.kLen())
-					flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flashOpts{scratch: &scratch})
+					flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flash.Opts{Scratch: &scratch})
 				}
 				reportTokens(b, fc.nSeq*t)
 			})
@@ -63,14 +64,14 @@ func BenchmarkSchemesBackward(b *testing.B) {
 			b.Run(fmt.Sprintf("T=%d/%s", t, s.name), func(b *testing.B) {
 				var scratch any
 				bias := s.scheme.Bias32(s.params, fc.heads, fc.kLen())
-				flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flashOpts{scratch: &scratch})
+				flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flash.Opts{Scratch: &scratch})
 				out := make([]float32, len(s.params))
 				for b.Loop() {
 					var biasGrad []float32
 					if lb, ok := bias.(TrainableBias[float32]); ok && s.scheme.Trainable() {
 						biasGrad = make([]float32, lb.GradLen())
 					}
-					flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, biasGrad, flashOpts{scratch: &scratch})
+					flash.Backward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, biasGrad, flash.Opts{Scratch: &scratch})
 					if biasGrad != nil {
 						s.scheme.ParamGrad32(s.params, biasGrad, out)
 					}

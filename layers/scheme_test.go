@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -359,7 +360,7 @@ func TestSchemesLong(t *testing.T) {
 			cache.bias(sc.scheme, convertTo[float32](sc.params), fc.heads, fc.kLen()/3)
 			bias := cache.bias(sc.scheme, convertTo[float32](sc.params), fc.heads, fc.kLen())
 			lse := make([]float32, fc.lseLen())
-			flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flashOpts{})
+			flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flash.Opts{})
 			ref := sc.materialise(fc.qLen, fc.kLen(), fc.offset)
 			wantO, wantL := refAttention(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), func(int) *tensor.Dense { return ref })
 			got, _ := p.output()
@@ -403,8 +404,8 @@ func TestSchemesGradient(t *testing.T) {
 }
 
 // The parameters' gradient with queries after a cache (q != k, which the
-// op cannot differentiate, so at the kernel level: flashForward,
-// flashBackward and paramGrad) equals central finite differences of the
+// op cannot differentiate, so at the kernel level: flash.Forward,
+// flash.Backward and paramGrad) equals central finite differences of the
 // float64 forward pass, with automatic and small tiles. One kernel-bias
 // cache serves every evaluation, so a stale bias after a parameter change
 // would show. FIRE's threshold splits the queries (L = 7.5, queries at
@@ -422,7 +423,7 @@ func TestSchemesKernelParamGradient(t *testing.T) {
 		{fireCase(rng, 2, 7.5), flashCase{nSeq: 2, qLen: 4, offset: 6, heads: 2, dHead: 3}},
 		{fireCase(rng, 2, 2.5), flashCase{nSeq: 1, qLen: 3, offset: 7, heads: 2, dHead: 2}},
 	} {
-		for _, opt := range []flashOpts{{}, {blockQ: 2, blockK: 3}} {
+		for _, opt := range []flash.Opts{{}, {BlockQ: 2, BlockK: 3}} {
 			name := fmt.Sprintf("%v %+v %s", tc.sc, tc.fc, tileName(opt))
 			t.Run(name, func(t *testing.T) {
 				fc := tc.fc
@@ -435,9 +436,9 @@ func TestSchemesKernelParamGradient(t *testing.T) {
 				}
 				bias := tile()
 				lse := make([]float64, fc.lseLen())
-				flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
+				flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
 				biasGrad := make([]float64, bias.(TrainableBias[float64]).GradLen())
-				flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
+				flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
 				analytic := make([]float64, len(params))
 				tc.sc.scheme.ParamGrad64(params, biasGrad, analytic)
 				checkFiniteDiff(t, name+" dParams", params, analytic, 1, 1, func() float64 { return flashLoss(p, g, tile(), opt) }, &w)
