@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -19,7 +20,7 @@ type AttentionConfig struct {
 	// Bias is the position scheme that biases the scores (nil: the causal
 	// mask alone, as for sinusoidal and position-free models); its
 	// parameters are the op's second input.
-	Bias BiasScheme
+	Bias position.BiasScheme
 	// Cache, when not nil, makes the op incremental: the new rows' keys and
 	// values are stored after those of the earlier tokens, and the queries,
 	// standing at their absolute positions, attend to all of them.
@@ -55,7 +56,7 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	inputs := G.Nodes{qkv}
 	types := []hm.Type{tt(2, tvA)}
 	if cfg.Bias != nil {
-		if err := cfg.Bias.CheckParams(params.Shape(), BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
+		if err := cfg.Bias.CheckParams(params.Shape(), position.BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
 			return nil, fmt.Errorf("attention: %w", err)
 		}
 		key += ", bias=" + cfg.Bias.Name()
@@ -171,7 +172,7 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T]
 }
 
 // attnBias returns the scheme's bias for keys up to kLen, or nil.
-func attnBias[T float](o *attentionOp, c attnCall, kLen int) KernelBias[T] {
+func attnBias[T float](o *attentionOp, c attnCall, kLen int) position.KernelBias[T] {
 	if o.cfg.Bias == nil {
 		return nil
 	}
@@ -304,7 +305,7 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 	var biasGrad []T
 	if f.cfg.Bias != nil && f.cfg.Bias.Trainable() {
 		biasGrad, _ = o.biasGrad.([]T)
-		biasGrad = resize(biasGrad, bias.(TrainableBias[T]).GradLen())
+		biasGrad = resize(biasGrad, bias.(position.TrainableBias[T]).GradLen())
 		o.biasGrad = biasGrad
 	}
 	flash.Backward(seqs, flash.PackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),

@@ -2,7 +2,7 @@ package layers
 
 // The materialised attention kernels the project used before the tiled
 // ones: per (sequence, head), the whole (T, T) matrix of scores, biased by a
-// materialised bias tensor (AlibiBias or CausalMask), a row softmax, and the
+// materialised bias tensor (position.AlibiBias or position.CausalMask), a row softmax, and the
 // probabilities kept for the backward pass. They stay as a reference that
 // the tiled kernels are tested and benchmarked against.
 

@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -484,19 +486,19 @@ func TestAttentionMatchesComposed(t *testing.T) {
 	} {
 		rng := rand.New(rand.NewPCG(31, uint64(3+len(cases))))
 		d := s.heads * s.dHead
-		slopes := toF64(tensor.New(tensor.WithShape(s.heads), tensor.WithBacking(AlibiSlopes(s.heads))))
+		slopes := toF64(tensor.New(tensor.WithShape(s.heads), tensor.WithBacking(position.AlibiSlopes(s.heads))))
 		var bias *tensor.Dense
 		cfg := AttentionConfig{Heads: s.heads, QueryLen: s.tlen}
 		wrt := []int{0}
 		switch s.bias {
 		case "alibi":
-			bias, cfg.Bias = toF64(AlibiBias(AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), AlibiScheme{}
+			bias, cfg.Bias = toF64(position.AlibiBias(position.AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), position.AlibiScheme{}
 		case "mask":
-			bias = toF64(CausalMask(s.tlen, s.tlen, 0))
+			bias = toF64(position.CausalMask(s.tlen, s.tlen, 0))
 		case "full":
-			bias, cfg.Bias, wrt = maskedRandom(rng, s.heads, s.tlen), FullBiasScheme{}, []int{0, 1}
+			bias, cfg.Bias, wrt = maskedRandom(rng, s.heads, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
 		default:
-			bias, cfg.Bias, wrt = maskedRandom(rng, 1, s.tlen), FullBiasScheme{}, []int{0, 1}
+			bias, cfg.Bias, wrt = maskedRandom(rng, 1, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
 		}
 		heads := s.heads
 		cases = append(cases, composedCase{
@@ -505,9 +507,9 @@ func TestAttentionMatchesComposed(t *testing.T) {
 			wrt,
 			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 				switch cfg.Bias.(type) {
-				case AlibiScheme:
+				case position.AlibiScheme:
 					return Attention(in[0], in[2], cfg)
-				case FullBiasScheme:
+				case layerstest.FullBiasScheme:
 					return Attention(in[0], in[1], cfg)
 				}
 				return Attention(in[0], nil, cfg)
@@ -523,7 +525,7 @@ func TestAttentionMatchesComposed(t *testing.T) {
 // op never reads (their gradient is 0 in both).
 func maskedRandom(rng *rand.Rand, heads, tlen int) *tensor.Dense {
 	b := randDense(rng, 1, heads, tlen, tlen)
-	mask := CausalMask(tlen, tlen, 0).Data().([]float32)
+	mask := position.CausalMask(tlen, tlen, 0).Data().([]float32)
 	v := b.Data().([]float64)
 	for i := range v {
 		if m := mask[i%(tlen*tlen)]; m != 0 {

@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/position"
 	"math/rand/v2"
 	"testing"
 )
@@ -38,7 +39,7 @@ type flashBench struct {
 	p     *flashProblem[float32]
 	g     *dGradients[float32]
 	alibi []float32
-	bias  KernelBias[float32]
+	bias  position.KernelBias[float32]
 	lse   []float32
 }
 
@@ -46,25 +47,25 @@ func newFlashBench(fc flashCase) *flashBench {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := newFlashProblem[float32](rng, fc, true)
 	return &flashBench{fc: fc, p: p, g: newGradients(rng, p),
-		bias: alibiKernelBias[float32](AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
+		bias: alibiKernelBias[float32](position.AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
 }
 
 // materialisedBias builds the (H, T, T) ALiBi bias on first use.
 func (fb *flashBench) materialisedBias() []float32 {
 	if fb.alibi == nil {
-		fb.alibi = AlibiBias(AlibiSlopes(fb.fc.heads), fb.fc.qLen, fb.fc.qLen, 0, true).Data().([]float32)
+		fb.alibi = position.AlibiBias(position.AlibiSlopes(fb.fc.heads), fb.fc.qLen, fb.fc.qLen, 0, true).Data().([]float32)
 	}
 	return fb.alibi
 }
 
 func (fb *flashBench) runForward(opt flash.Opts) {
 	fc := fb.fc
-	flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, opt)
+	flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), position.KernelBias[float32](fb.bias), fb.lse, opt)
 }
 
 func (fb *flashBench) runBackward(opt flash.Opts) {
 	fc := fb.fc
-	flash.Backward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, nil, opt)
+	flash.Backward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), position.KernelBias[float32](fb.bias), fb.lse, nil, opt)
 }
 
 func BenchmarkFlashForward(b *testing.B) {
@@ -150,7 +151,7 @@ func BenchmarkFlashDecode(b *testing.B) {
 		for _, batch := range []int{1, 8} {
 			fc := flashCase{nSeq: batch, qLen: 1, offset: kLen - 1, heads: benchHeads, dHead: benchDHead}
 			p := newFlashProblem[float32](rand.New(rand.NewPCG(3, 4)), fc, false)
-			bias := alibiKernelBias[float32](AlibiSlopes(fc.heads), kLen)
+			bias := alibiKernelBias[float32](position.AlibiSlopes(fc.heads), kLen)
 			b.Run(fmt.Sprintf("kLen=%d,batch=%d", kLen, batch), func(b *testing.B) {
 				var cache any
 				for b.Loop() {

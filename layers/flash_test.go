@@ -3,6 +3,8 @@ package layers
 import (
 	"fmt"
 	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -112,55 +114,59 @@ func (p *flashProblem[T]) output() ([]float64, bool) {
 type biasKind int
 
 const (
-	alibiSlopes biasKind = iota // AlibiScheme's distance tables from AlibiSlopes
-	alibiFull                   // fullBias of AlibiBias, one matrix per head
-	alibiLong                   // AlibiScheme's tables, grown from a shorter call
+	alibiSlopes biasKind = iota // position.AlibiScheme's distance tables from position.AlibiSlopes
+	alibiFull                   // layerstest.FullBias of position.AlibiBias, one matrix per head
+	alibiLong                   // position.AlibiScheme's tables, grown from a shorter call
 	noSlopes                    // no bias: plain causal
-	zeroSlopes                  // AlibiScheme with zero slopes: plain causal
-	maskFull                    // fullBias of CausalMask, shared by all heads
+	zeroSlopes                  // position.AlibiScheme with zero slopes: plain causal
+	maskFull                    // layerstest.FullBias of position.CausalMask, shared by all heads
 )
 
 func (k biasKind) String() string {
 	return [...]string{"alibiSlopes", "alibiFull", "alibiLong", "noSlopes", "zeroSlopes", "maskFull"}[k]
 }
 
-// reference returns the materialised bias of the kind, as AlibiBias or
-// CausalMask build it for the whole call.
+// reference returns the materialised bias of the kind, as position.AlibiBias or
+// position.CausalMask build it for the whole call.
 func (k biasKind) reference(fc flashCase) *tensor.Dense {
 	switch k {
 	case alibiSlopes, alibiFull, alibiLong:
-		return AlibiBias(AlibiSlopes(fc.heads), fc.qLen, fc.kLen(), fc.offset, true)
+		return position.AlibiBias(position.AlibiSlopes(fc.heads), fc.qLen, fc.kLen(), fc.offset, true)
 	default:
-		return CausalMask(fc.qLen, fc.kLen(), fc.offset)
+		return position.CausalMask(fc.qLen, fc.kLen(), fc.offset)
 	}
 }
 
 // kernelBias returns the kernel's bias of the kind.
-func kernelBias[T float](k biasKind, fc flashCase) KernelBias[T] {
+func kernelBias[T float](k biasKind, fc flashCase) position.KernelBias[T] {
 	switch k {
 	case alibiSlopes:
-		return alibiKernelBias[T](AlibiSlopes(fc.heads), fc.kLen())
+		return alibiKernelBias[T](position.AlibiSlopes(fc.heads), fc.kLen())
 	case alibiLong:
 		// Tables first built for half the keys, then grown (by doubling)
 		// for this call: the grown tables must be as good as fresh ones.
 		var memo biasMemo[T]
-		slopes := convertTo[T](AlibiSlopes(fc.heads))
-		memo.bias(AlibiScheme{}, slopes, fc.heads, max(1, fc.kLen()/2))
-		return memo.bias(AlibiScheme{}, slopes, fc.heads, fc.kLen())
+		slopes := convertTo[T](position.AlibiSlopes(fc.heads))
+		memo.bias(position.AlibiScheme{}, slopes, fc.heads, max(1, fc.kLen()/2))
+		return memo.bias(position.AlibiScheme{}, slopes, fc.heads, fc.kLen())
 	case noSlopes:
 		return nil
 	case zeroSlopes:
 		return alibiKernelBias[T](make([]float32, fc.heads), fc.kLen())
 	default:
 		ref := k.reference(fc)
-		return newFullBias(convertTo[T](ref.Data().([]float32)), ref.Shape()[0], fc.qLen, fc.kLen(), fc.offset)
+		return layerstest.NewFullBias(convertTo[T](ref.Data().([]float32)), ref.Shape()[0], fc.qLen, fc.kLen(), fc.offset)
 	}
 }
 
-// alibiKernelBias is the bias AlibiScheme gives the kernel for slopes and
-// keys up to kLen.
-func alibiKernelBias[T float](slopes []float32, kLen int) KernelBias[T] {
-	return alibiTables[T](slopes, kLen)
+// alibiKernelBias is the bias position.AlibiScheme gives the kernel for slopes and
+// keys up to kLen (Bias64 rounds the slopes to float32, which they are).
+func alibiKernelBias[T float](slopes []float32, kLen int) position.KernelBias[T] {
+	var s position.AlibiScheme
+	if _, ok := any(T(0)).(float32); ok {
+		return any(s.Bias32(slopes, len(slopes), kLen)).(position.KernelBias[T])
+	}
+	return any(s.Bias64(convertTo[float64](slopes), len(slopes), kLen)).(position.KernelBias[T])
 }
 
 func convertTo[T, S float](x []S) []T {
@@ -173,7 +179,7 @@ func convertTo[T, S float](x []S) []T {
 
 // refAttention is the materialised path in float64: for every sequence,
 // head and query row i, the scores scale q_i . k_j + bias[h][i][j] over ALL
-// kLen keys (masked keys carry the bias's MaskValue), a softmax with the
+// kLen keys (masked keys carry the bias's position.MaskValue), a softmax with the
 // row maximum subtracted, and o_i = sum_j p_j v_j. It returns the outputs
 // as (nSeq*qLen, D) and the log-sum-exp of each row, laid out as
 // flash.Forward's lse. biasFor gives sequence s's (1 or H, qLen, kLen) bias.
@@ -390,10 +396,10 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 	}
 	for _, opt := range flashTestTiles {
 		lse := make([]float32, len(seqs)*heads*qLen)
-		slopes := AlibiSlopes(heads)
+		slopes := position.AlibiSlopes(heads)
 		flash.Forward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), alibiKernelBias[float32](slopes, flash.MaxKLen(seqs, qLen)), lse, opt)
 		wantO, wantL := refAttention(seqs, qLen, heads, dHead, 1/math.Sqrt(dHead), func(s int) *tensor.Dense {
-			return AlibiBias(slopes, qLen, offsets[s]+qLen, offsets[s], true)
+			return position.AlibiBias(slopes, qLen, offsets[s]+qLen, offsets[s], true)
 		})
 		var got []float64
 		for _, p := range problems {
@@ -569,7 +575,7 @@ func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 
 // flashLoss is sum(O * R) of a float64 forward pass, R being the output
 // gradient g.do.
-func flashLoss(p *flashProblem[float64], g *dGradients[float64], bias KernelBias[float64], opt flash.Opts) float64 {
+func flashLoss(p *flashProblem[float64], g *dGradients[float64], bias position.KernelBias[float64], opt flash.Opts) float64 {
 	fc := p.fc
 	lse := make([]float64, fc.lseLen())
 	flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
@@ -626,10 +632,10 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 					bias := kernelBias[float64](kind, fc)
 					// Random entries make every bias entry matter to the loss.
 					var biasGrad []float64
-					fb, learned := bias.(fullBias[float64])
+					fb, learned := bias.(layerstest.FullBias[float64])
 					if learned {
-						for i := range fb.data {
-							fb.data[i] += rng.NormFloat64()
+						for i := range fb.Data() {
+							fb.Data()[i] += rng.NormFloat64()
 						}
 						biasGrad = make([]float64, fb.GradLen())
 					}
@@ -641,7 +647,7 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 					checkFiniteDiff(t, name+" dQ", p.q, g.dq, d+flashPad, d, loss, &w)
 					checkFiniteDiff(t, name+" dK dV", p.kv, g.dkv, 2*d+flashPad, 2*d, loss, &w)
 					if learned {
-						checkFiniteDiff(t, name+" dBias", fb.data, biasGrad, 1, 1, loss, &w)
+						checkFiniteDiff(t, name+" dBias", fb.Data(), biasGrad, 1, 1, loss, &w)
 					}
 				})
 			}
@@ -661,7 +667,7 @@ func TestFlashDeterministic(t *testing.T) {
 	g := newGradients(rng, p)
 	bias := kernelBias[float32](maskFull, fc) // one matrix shared by all 32 units
 	lse := make([]float32, fc.lseLen())
-	biasGrad := make([]float32, bias.(TrainableBias[float32]).GradLen())
+	biasGrad := make([]float32, bias.(position.TrainableBias[float32]).GradLen())
 	// results lists every output of both passes, in a fixed order.
 	results := [][]float32{p.o, lse, g.dq, g.dkv, biasGrad}
 	names := []string{"output", "lse", "dQ", "dK dV", "bias gradient"}
@@ -714,7 +720,7 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 	fc := flashCase{nSeq: 1, qLen: qLen, heads: heads, dHead: dHead}
 	p := newFlashProblem[float32](rng, fc, true)
 	lse := make([]float32, fc.lseLen())
-	bias := alibiKernelBias[float32](AlibiSlopes(heads), qLen)
+	bias := alibiKernelBias[float32](position.AlibiSlopes(heads), qLen)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	flash.Forward(p.seqs, qLen, heads, dHead, float32(fc.scale()), bias, lse, flash.Opts{})
@@ -733,7 +739,7 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 		row := flash.Seq[float32]{Q: p.seqs[0].Q[i*p.seqs[0].LdQ:], K: p.seqs[0].K, V: p.seqs[0].V,
 			LdQ: p.seqs[0].LdQ, LdK: p.seqs[0].LdK, LdV: p.seqs[0].LdV, Offset: i}
 		wantO, wantL := refAttention([]flash.Seq[float32]{row}, 1, heads, dHead, fc.scale(), func(int) *tensor.Dense {
-			return AlibiBias(AlibiSlopes(heads), 1, i+1, i, true)
+			return position.AlibiBias(position.AlibiSlopes(heads), 1, i+1, i, true)
 		})
 		gotL := make([]float32, heads)
 		for h := range gotL {

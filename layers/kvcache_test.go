@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/alibi-go/alibi/layers/position"
 	"math/rand/v2"
 	"testing"
 
@@ -17,7 +18,7 @@ type cachedAttention struct {
 	vm  G.VM
 }
 
-func newCachedAttention(t *testing.T, cache *KVCache, scheme BiasScheme, slopes []float32, batch, q, heads, d int) *cachedAttention {
+func newCachedAttention(t *testing.T, cache *KVCache, scheme position.BiasScheme, slopes []float32, batch, q, heads, d int) *cachedAttention {
 	t.Helper()
 	g := G.NewGraph()
 	c := &cachedAttention{in: make([]float32, batch*q*3*d)}
@@ -50,8 +51,8 @@ func (c *cachedAttention) run(t *testing.T, rows []float32) []float32 {
 func TestCachedAttentionEqualsFull(t *testing.T) {
 	const heads, dHead, tlen = 4, 8, 61
 	d := heads * dHead
-	slopes := AlibiSlopes(heads)
-	for _, scheme := range []BiasScheme{AlibiScheme{}, nil} {
+	slopes := position.AlibiSlopes(heads)
+	for _, scheme := range []position.BiasScheme{position.AlibiScheme{}, nil} {
 		rng := rand.New(rand.NewPCG(4, 5))
 		// Three sequences of their own lengths.
 		lens := []int{tlen, 33, 9}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -181,16 +182,16 @@ func newComposedModel(t *testing.T, m *Model, batch, length int, ids, targets []
 	x := must(G.Mul(input(tensor.New(tensor.WithShape(n, v), tensor.WithBacking(oneHot)), "ref:onehot"), param[nameTokEmb]))
 	x = must(G.HadamardProd(x, G.NewConstant(float32(math.Sqrt(float64(d))), G.WithName("ref:sqrt_d"))))
 	if cfg.Pos == PosSinusoidal {
-		table := input(layers.SinusoidalTable(length, d), "ref:sinusoidal")
+		table := input(position.SinusoidalTable(length, d), "ref:sinusoidal")
 		x3 := must(G.Reshape(x, tensor.Shape{batch, length, d}))
 		t3 := must(G.Reshape(table, tensor.Shape{1, length, d}))
 		x = must(G.Reshape(must(G.BroadcastAdd(t3, x3, []byte{0}, nil)), tensor.Shape{n, d}))
 	}
 	var bias *tensor.Dense
 	if cfg.Pos == PosALiBi {
-		bias = layers.AlibiBias(layers.AlibiSlopes(cfg.NHeads), length, length, 0, true)
+		bias = position.AlibiBias(position.AlibiSlopes(cfg.NHeads), length, length, 0, true)
 	} else {
-		bias = layers.CausalMask(length, length, 0)
+		bias = position.CausalMask(length, length, 0)
 	}
 	biasNode := input(bias, "ref:bias")
 
