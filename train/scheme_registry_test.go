@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/eval"
-	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/train"
 	"gorgonia.org/tensor"
@@ -67,7 +66,7 @@ func (constantKernel) ParamGrad32(_, _, _ []float32) {}
 func (constantKernel) ParamGrad64(_, _, _ []float64) {}
 
 // perHead is the kernel bias: a copy of the constants, one per head.
-type perHead[T layers.Float] []T
+type perHead[T position.Float] []T
 
 func (b perHead[T]) Add(h, _, _ int, row []T) {
 	for i := range row {
