@@ -131,3 +131,18 @@ func softmaxRowsBiased32(s, bias []float32, n int) {
 		vmath.Scale(row, 1/vmath.ExpSubSum(row, mx))
 	}
 }
+
+// workerScratch returns one buffer of n elements per worker, kept in *cache
+// and reused while the sizes stay the same.
+func workerScratch[T float](cache *any, n int) [][]T {
+	w := workers()
+	if b, ok := (*cache).([][]T); ok && len(b) == w && len(b[0]) == n {
+		return b
+	}
+	b := make([][]T, w)
+	for i := range b {
+		b[i] = make([]T, n)
+	}
+	*cache = b
+	return b
+}

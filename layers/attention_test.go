@@ -175,16 +175,6 @@ func attentionRun(t *testing.T, qkv, params *tensor.Dense, cfg AttentionConfig, 
 	return out, grads
 }
 
-// relErr is max|a-b| / max|b|.
-func relErr(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i]-b[i])))
-		m = max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
-}
-
 // The op with ALiBi computed in the kernel from the slopes equals the op
 // with the materialised position.AlibiBias tensor (and no bias equals position.CausalMask), in
 // float32 to 1e-5 relative, output and qkv gradient, for 1, 3, 4 and 12
@@ -216,7 +206,7 @@ func TestAttentionInlineBiasEqualsMaterialised(t *testing.T) {
 			if len(wantGrads) != 2 {
 				t.Fatalf("full bias: %d gradients, want qkv's and the bias's", len(wantGrads))
 			}
-			eo, eg := relErr(out, wantOut), relErr(grads[0], wantGrads[0])
+			eo, eg := layerstest.RelErr(out, wantOut), layerstest.RelErr(grads[0], wantGrads[0])
 			if !(eo <= 1e-5) || !(eg <= 1e-5) {
 				t.Errorf("%+v %s: output %.3g, qkv gradient %.3g relative to the materialised bias", tc, scheme, eo, eg)
 			}

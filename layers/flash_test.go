@@ -223,26 +223,6 @@ func refAttention[T float](seqs []flash.Seq[T], qLen, heads, dHead int, scale fl
 	return o, lse
 }
 
-// maxRelErr returns max|got-want| / max|want|.
-func maxRelErr[T float](got []T, want []float64) float64 {
-	if len(got) != len(want) {
-		panic(fmt.Sprintf("maxRelErr: %d values vs %d", len(got), len(want)))
-	}
-	var diff, scale float64
-	for i, w := range want {
-		g := float64(got[i])
-		if math.IsNaN(g) || math.IsNaN(w) {
-			return math.Inf(1)
-		}
-		diff = math.Max(diff, math.Abs(g-w))
-		scale = math.Max(scale, math.Abs(w))
-	}
-	if scale == 0 {
-		return diff
-	}
-	return diff / scale
-}
-
 // worstErr records the largest error seen by a test, for its log.
 type worstErr struct {
 	err  float64
@@ -286,7 +266,7 @@ func checkFlashForward[T float](t *testing.T, rng *rand.Rand, fc flashCase, kind
 		t.Fatal("output padding was overwritten")
 	}
 	name := fmt.Sprintf("%+v %v %s", fc, kind, tileName(opt))
-	eo, el := maxRelErr(convertTo[T](got), wantO), maxRelErr(lse, wantL)
+	eo, el := layerstest.RelErr(convertTo[T](got), wantO), layerstest.RelErr(lse, wantL)
 	wo.see(name, eo)
 	wl.see(name, el)
 	if eo > tol || el > tol {
@@ -406,10 +386,10 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 			o, _ := p.output()
 			got = append(got, o...)
 		}
-		if e := maxRelErr(got, wantO); e > 1e-5 {
+		if e := layerstest.RelErr(got, wantO); e > 1e-5 {
 			t.Errorf("%s: output error %.3g", tileName(opt), e)
 		}
-		if e := maxRelErr(lse, wantL); e > 1e-5 {
+		if e := layerstest.RelErr(lse, wantL); e > 1e-5 {
 			t.Errorf("%s: lse error %.3g", tileName(opt), e)
 		}
 	}
@@ -452,7 +432,7 @@ func TestFlashForwardMatchesAttnForward(t *testing.T) {
 					lse := make([]float32, fc.lseLen())
 					flash.Forward(p.seqs, qLen, heads, fc.dHead, float32(fc.scale()), kernelBias[float32](kind, fc), lse, opt)
 					name := fmt.Sprintf("T=%d H=%d %v %s", qLen, heads, kind, tileName(opt))
-					e := maxRelErr(p.o, convertTo[float64](want))
+					e := layerstest.RelErr(p.o, convertTo[float64](want))
 					w.see(name, e)
 					if e > 1e-5 {
 						t.Errorf("%s: error %.3g against attnForward", name, e)
@@ -561,7 +541,7 @@ func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 					flash.Forward(p.seqs, qLen, heads, fc.dHead, T(fc.scale()), bias, lse, opt)
 					flash.Backward(p.seqs, g.grads, qLen, heads, fc.dHead, T(fc.scale()), bias, lse, nil, opt)
 					name := fmt.Sprintf("T=%d H=%d %v %s", qLen, heads, kind, tileName(opt))
-					e := maxRelErr(g.dqkv, convertTo[float64](want))
+					e := layerstest.RelErr(g.dqkv, convertTo[float64](want))
 					w.see(name, e)
 					if e > tol {
 						t.Errorf("%s: d(qkv) error %.3g against attnBackward", name, e)
@@ -745,10 +725,10 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 		for h := range gotL {
 			gotL[h] = lse[h*qLen+i]
 		}
-		if e := maxRelErr(p.o[i*fc.d():(i+1)*fc.d()], wantO); e > 1e-5 {
+		if e := layerstest.RelErr(p.o[i*fc.d():(i+1)*fc.d()], wantO); e > 1e-5 {
 			t.Errorf("row %d: output error %.3g", i, e)
 		}
-		if e := maxRelErr(gotL, wantL); e > 1e-5 {
+		if e := layerstest.RelErr(gotL, wantL); e > 1e-5 {
 			t.Errorf("row %d: lse error %.3g", i, e)
 		}
 	}

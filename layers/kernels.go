@@ -47,21 +47,6 @@ func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 // workers is the number of goroutines the kernels run on.
 func workers() int { return parallel.Workers() }
 
-// workerScratch returns one buffer of n elements per worker, kept in *cache
-// and reused while the sizes stay the same.
-func workerScratch[T float](cache *any, n int) [][]T {
-	w := workers()
-	if b, ok := (*cache).([][]T); ok && len(b) == w && len(b[0]) == n {
-		return b
-	}
-	b := make([][]T, w)
-	for i := range b {
-		b[i] = make([]T, n)
-	}
-	*cache = b
-	return b
-}
-
 // gemmAll is flash.Gemm spread over every core, for the large products of one op
 // (Linear): float32 with the build's sgemmAll, float64 with gonum.
 func gemmAll[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/alibi-go/alibi/layers/layerstest"
 	"github.com/alibi-go/alibi/layers/position"
 	"math/rand/v2"
 	"testing"
@@ -71,7 +72,7 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 		check := func(b, from int, got []float32, rows int) {
 			t.Helper()
 			want := full[b][from*d : (from+rows)*d]
-			if e := relErr(got[:rows*d], want); !(e <= 1e-5) {
+			if e := layerstest.RelErr(got[:rows*d], want); !(e <= 1e-5) {
 				t.Fatalf("%v: sequence %d rows %d..%d: error %.3g against the full pass", scheme, b, from, from+rows-1, e)
 			}
 		}

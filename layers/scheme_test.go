@@ -230,7 +230,7 @@ func TestSchemesEqualMaterialised(t *testing.T) {
 			t.Fatalf("%s: %d and %d gradients, want qkv's and the parameters'", name, len(grads), len(wantGrads))
 		}
 		wantP := tc.sc.foldRef(wantGrads[1], tc.tlen)
-		eo, eq, ep := relErr(out, wantOut), relErr(grads[0], wantGrads[0]), relErr(grads[1], wantP)
+		eo, eq, ep := layerstest.RelErr(out, wantOut), layerstest.RelErr(grads[0], wantGrads[0]), layerstest.RelErr(grads[1], wantP)
 		wo.see(name, eo)
 		wq.see(name, eq)
 		wp.see(name, ep)
@@ -297,7 +297,7 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 		cache := NewKVCache(pos, heads, d)
 		check := func(b, from int, got []float32, rows int) {
 			t.Helper()
-			e := relErr(got[:rows*d], full[b][from*d:(from+rows)*d])
+			e := layerstest.RelErr(got[:rows*d], full[b][from*d:(from+rows)*d])
 			name := fmt.Sprintf("%v sequence %d rows %d..%d", sc, b, from, from+rows-1)
 			w.see(name, e)
 			if !(e <= 1e-5) {
@@ -367,7 +367,7 @@ func TestSchemesLong(t *testing.T) {
 			wantO, wantL := refAttention(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), func(int) *tensor.Dense { return ref })
 			got, _ := p.output()
 			name := fmt.Sprintf("%v %+v", sc, fc)
-			eo, el := maxRelErr(got, wantO), maxRelErr(lse, wantL)
+			eo, el := layerstest.RelErr(got, wantO), layerstest.RelErr(lse, wantL)
 			w.see(name, max(eo, el))
 			if eo > 1e-5 || el > 1e-5 {
 				t.Errorf("%s: output error %.3g, lse error %.3g", name, eo, el)
