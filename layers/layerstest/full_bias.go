@@ -1,7 +1,3 @@
-// Package layerstest holds what the tests of layers, position and model
-// share and a library user does not need: the materialised references the
-// tiled kernel and the position schemes are tested against (FullBias,
-// FullBiasScheme) and the one relative-error measure of their tolerances.
 package layerstest
 
 import (
