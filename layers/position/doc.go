@@ -19,8 +19,8 @@
 // float64 test the float32 model. A scheme's Add and Accumulate are each
 // other's transpose: Accumulate adds ds into exactly the entries Add read.
 // The ALiBi tables are made by AlibiBias, so the formula -m_h*(i-j) has one
-// implementation; its entries are float32 products, exact to the rounding of
-// one multiplication.
+// implementation; each entry is -m_h*float32(i-j), one rounded float32
+// product (the distance is exact below 2^24).
 //
 // Imports: position depends on gorgonia.org/tensor (shapes and the
 // materialised tables) and layers/internal/vmath; package layers (the

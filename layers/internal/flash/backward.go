@@ -18,7 +18,7 @@ import (
 // gradient and receives its input gradients: the head columns of dq, dk and
 // dv are overwritten (other columns are not touched).
 //
-// When biasGrad is not nil, bias must be a learnedBias and biasGrad (of
+// When biasGrad is not nil, bias must be a TrainableBias and biasGrad (of
 // length bias.GradLen()) is overwritten with the gradient of the loss with
 // respect to the bias entries, summed over sequences and heads. Each fixed
 // chunk of units accumulates into its own buffer and the chunks are added in
