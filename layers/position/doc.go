@@ -14,9 +14,9 @@
 //
 // Contracts. A KernelBias adds the bias of one head to one row of visible
 // keys (j <= pos) and is read concurrently; Bias32 and Bias64 of a scheme
-// compute the same values (the float64 path of ALiBi rounds the slopes to
-// float32 first, as the model stores them), so that gradient checks in
-// float64 test the float32 model. A scheme's Add and Accumulate are each
+// compute the same formula in their element type (ALiBi's float64 path
+// rounds the slopes to float32 first, as the model stores them), so that
+// gradient checks in float64 test the code the float32 model runs. A scheme's Add and Accumulate are each
 // other's transpose: Accumulate adds ds into exactly the entries Add read.
 // The ALiBi tables are made by AlibiBias, so the formula -m_h*(i-j) has one
 // implementation; each entry is -m_h*float32(i-j), one rounded float32
