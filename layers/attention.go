@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -18,7 +20,7 @@ type AttentionConfig struct {
 	// Bias is the position scheme that biases the scores (nil: the causal
 	// mask alone, as for sinusoidal and position-free models); its
 	// parameters are the op's second input.
-	Bias BiasScheme
+	Bias position.BiasScheme
 	// Cache, when not nil, makes the op incremental: the new rows' keys and
 	// values are stored after those of the earlier tokens, and the queries,
 	// standing at their absolute positions, attend to all of them.
@@ -54,7 +56,7 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	inputs := G.Nodes{qkv}
 	types := []hm.Type{tt(2, tvA)}
 	if cfg.Bias != nil {
-		if err := cfg.Bias.CheckParams(params.Shape(), BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
+		if err := cfg.Bias.CheckParams(params.Shape(), position.BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
 			return nil, fmt.Errorf("attention: %w", err)
 		}
 		key += ", bias=" + cfg.Bias.Name()
@@ -153,9 +155,9 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 
 // attnSeqs returns the kernel's sequence views: the packed rows of each
 // sequence, or the new rows against the cache.
-func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T], error) {
+func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T], error) {
 	if o.cfg.Cache == nil {
-		return flashPackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
+		return flash.PackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
 	}
 	q32, ok := any(qkv).([]float32)
 	if !ok {
@@ -166,11 +168,11 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flashSeq[T],
 			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, o.cfg.Cache.heads, c.batch, c.d)
 	}
 	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen)
-	return any(seqs).([]flashSeq[T]), err
+	return any(seqs).([]flash.Seq[T]), err
 }
 
 // attnBias returns the scheme's bias for keys up to kLen, or nil.
-func attnBias[T float](o *attentionOp, c attnCall, kLen int) KernelBias[T] {
+func attnBias[T float](o *attentionOp, c attnCall, kLen int) position.KernelBias[T] {
 	if o.cfg.Bias == nil {
 		return nil
 	}
@@ -196,8 +198,8 @@ func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
 		lse = resize(lse, c.batch*o.cfg.Heads*o.cfg.QueryLen)
 		o.lse = lse
 	}
-	flashForward(seqs, o.cfg.QueryLen, o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
-		attnBias[T](o, c, maxKLen(seqs, o.cfg.QueryLen)), lse, flashOpts{scratch: &o.scratch})
+	flash.Forward(seqs, o.cfg.QueryLen, o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
+		attnBias[T](o, c, flash.MaxKLen(seqs, o.cfg.QueryLen)), lse, flash.Opts{Scratch: &o.scratch})
 	return nil
 }
 
@@ -298,16 +300,16 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 		return fmt.Errorf("%s: no log-sum-exp kept from the forward pass", o.key)
 	}
 	t := f.cfg.QueryLen
-	seqs := flashPackedSeqs(qkv, out, c.batch, t, c.d)
+	seqs := flash.PackedSeqs(qkv, out, c.batch, t, c.d)
 	bias := attnBias[T](f, c, t)
 	var biasGrad []T
 	if f.cfg.Bias != nil && f.cfg.Bias.Trainable() {
 		biasGrad, _ = o.biasGrad.([]T)
-		biasGrad = resize(biasGrad, bias.(TrainableBias[T]).GradLen())
+		biasGrad = resize(biasGrad, bias.(position.TrainableBias[T]).GradLen())
 		o.biasGrad = biasGrad
 	}
-	flashBackward(seqs, flashPackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
-		bias, lse, biasGrad, flashOpts{scratch: &f.scratch})
+	flash.Backward(seqs, flash.PackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
+		bias, lse, biasGrad, flash.Opts{Scratch: &f.scratch})
 	if biasGrad != nil {
 		if f.dParams == nil || !f.dParams.Shape().Eq(c.params.Shape()) || f.dParams.Dtype() != c.params.Dtype() {
 			f.dParams = newLike(c.params.Dtype(), c.params.Shape()...)

@@ -2,13 +2,14 @@ package layers
 
 // The materialised attention kernels the project used before the tiled
 // ones: per (sequence, head), the whole (T, T) matrix of scores, biased by a
-// materialised bias tensor (AlibiBias or CausalMask), a row softmax, and the
+// materialised bias tensor (position.AlibiBias or position.CausalMask), a row softmax, and the
 // probabilities kept for the backward pass. They stay as a reference that
 // the tiled kernels are tested and benchmarked against.
 
 import (
 	"math"
 
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"github.com/alibi-go/alibi/layers/internal/vmath"
 )
 
@@ -39,13 +40,13 @@ func attnForward[T float](dm attnDims, qkv, bias, out, probs []T, cache *any) []
 			}
 			q, k, v := dm.qkvOffsets(b, h)
 			w := 3 * dm.d
-			gemm(false, true, dm.t, dm.t, dm.dHead, T(dm.scale), qkv[q:], w, qkv[k:], w, 0, p, dm.t)
+			flash.Gemm(false, true, dm.t, dm.t, dm.dHead, T(dm.scale), qkv[q:], w, qkv[k:], w, 0, p, dm.t)
 			hb := h
 			if dm.biasHeads == 1 {
 				hb = 0
 			}
 			softmaxRowsBiased(p, bias[hb*tt:(hb+1)*tt], dm.t)
-			gemm(false, false, dm.t, dm.dHead, dm.t, 1, p, dm.t, qkv[v:], w, 0, out[b*dm.t*dm.d+h*dm.dHead:], dm.d)
+			flash.Gemm(false, false, dm.t, dm.dHead, dm.t, 1, p, dm.t, qkv[v:], w, 0, out[b*dm.t*dm.d+h*dm.dHead:], dm.d)
 		}
 	})
 	return probs
@@ -103,8 +104,8 @@ func attnBackward[T float](dm attnDims, qkv, probs, dout, dqkv []T, scratch [][]
 			p := probs[u*tt : (u+1)*tt]
 			q, k, v := dm.qkvOffsets(b, h)
 			do := dout[b*dm.t*dm.d+h*dm.dHead:]
-			gemm(true, false, dm.t, dm.dHead, dm.t, 1, p, dm.t, do, dm.d, 0, dqkv[v:], w)
-			gemm(false, true, dm.t, dm.t, dm.dHead, 1, do, dm.d, qkv[v:], w, 0, ds, dm.t)
+			flash.Gemm(true, false, dm.t, dm.dHead, dm.t, 1, p, dm.t, do, dm.d, 0, dqkv[v:], w)
+			flash.Gemm(false, true, dm.t, dm.t, dm.dHead, 1, do, dm.d, qkv[v:], w, 0, ds, dm.t)
 			for i := 0; i < dm.t; i++ {
 				pr, dr := p[i*dm.t:(i+1)*dm.t], ds[i*dm.t:(i+1)*dm.t]
 				var dot T
@@ -115,8 +116,8 @@ func attnBackward[T float](dm attnDims, qkv, probs, dout, dqkv []T, scratch [][]
 					dr[j] = pr[j] * (dr[j] - dot)
 				}
 			}
-			gemm(false, false, dm.t, dm.dHead, dm.t, T(dm.scale), ds, dm.t, qkv[k:], w, 0, dqkv[q:], w)
-			gemm(true, false, dm.t, dm.dHead, dm.t, T(dm.scale), ds, dm.t, qkv[q:], w, 0, dqkv[k:], w)
+			flash.Gemm(false, false, dm.t, dm.dHead, dm.t, T(dm.scale), ds, dm.t, qkv[k:], w, 0, dqkv[q:], w)
+			flash.Gemm(true, false, dm.t, dm.dHead, dm.t, T(dm.scale), ds, dm.t, qkv[q:], w, 0, dqkv[k:], w)
 		}
 	})
 }
@@ -129,4 +130,19 @@ func softmaxRowsBiased32(s, bias []float32, n int) {
 		mx := vmath.AddMax(row, bias[i*n:(i+1)*n])
 		vmath.Scale(row, 1/vmath.ExpSubSum(row, mx))
 	}
+}
+
+// workerScratch returns one buffer of n elements per worker, kept in *cache
+// and reused while the sizes stay the same.
+func workerScratch[T float](cache *any, n int) [][]T {
+	w := workers()
+	if b, ok := (*cache).([][]T); ok && len(b) == w && len(b[0]) == n {
+		return b
+	}
+	b := make([][]T, w)
+	for i := range b {
+		b[i] = make([]T, n)
+	}
+	*cache = b
+	return b
 }

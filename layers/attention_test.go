@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -47,7 +49,7 @@ func TestAttentionTutorialExample(t *testing.T) {
 	}
 
 	// The reference kernel, bidirectional: every quoted output and weight.
-	bias := toF64(AlibiBias([]float32{0.5, 0.25}, 5, 5, 0, false))
+	bias := toF64(position.AlibiBias([]float32{0.5, 0.25}, 5, 5, 0, false))
 	p := make([]float64, 2*5*5)
 	o := make([]float64, 5*4)
 	dm := attnDims{batch: 1, t: 5, heads: 2, dHead: 2, d: 4, biasHeads: 2, scale: 1 / math.Sqrt2}
@@ -74,7 +76,7 @@ func TestAttentionTutorialExample(t *testing.T) {
 	g := G.NewGraph()
 	qkv := G.NewTensor(g, G.Float64, 2, G.WithShape(5, 12), G.WithValue(f64([]int{5, 12}, packed...)), G.WithName("qkv"))
 	slopes := G.NewTensor(g, G.Float64, 1, G.WithShape(2), G.WithValue(f64([]int{2}, 0.5, 0.25)), G.WithName("slopes"))
-	out := G.Must(Attention(qkv, slopes, AttentionConfig{Heads: 2, QueryLen: 5, Bias: AlibiScheme{}}))
+	out := G.Must(Attention(qkv, slopes, AttentionConfig{Heads: 2, QueryLen: 5, Bias: position.AlibiScheme{}}))
 	runGraph(t, g)
 	if got := out.Value().Data().([]float64)[16:20]; !close(got, wantOut[4]) {
 		t.Errorf("op: output row 4 = %.4f, want %v", got, wantOut[4])
@@ -102,14 +104,14 @@ func TestAttentionGradient(t *testing.T) {
 			wrt := []int{0}
 			switch tc.bias {
 			case "alibi":
-				cfg.Bias = AlibiScheme{}
-				ins = append(ins, toF64(tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(AlibiSlopes(tc.heads)))))
+				cfg.Bias = position.AlibiScheme{}
+				ins = append(ins, toF64(tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(position.AlibiSlopes(tc.heads)))))
 			case "full":
-				cfg.Bias = FullBiasScheme{}
+				cfg.Bias = layerstest.FullBiasScheme{}
 				ins = append(ins, randDense(rng, 1, tc.heads, tc.tlen, tc.tlen))
 				wrt = append(wrt, 1)
 			case "shared full":
-				cfg.Bias = FullBiasScheme{}
+				cfg.Bias = layerstest.FullBiasScheme{}
 				ins = append(ins, randDense(rng, 1, 1, tc.tlen, tc.tlen))
 				wrt = append(wrt, 1)
 			}
@@ -133,11 +135,11 @@ func TestMultiHeadAttentionGradient(t *testing.T) {
 		randDense(rng, 1, batch*tlen, d),
 		randDense(rng, 0.5, d, 3*d), randDense(rng, 0.1, 3*d),
 		randDense(rng, 0.5, d, d), randDense(rng, 0.1, d),
-		toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(AlibiSlopes(heads)))),
+		toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(position.AlibiSlopes(heads)))),
 	}
 	gradCheck(t, ins, []int{0, 1, 2, 3, 4}, func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 		a := MultiHeadAttention{Heads: heads, WQKV: in[1], BQKV: in[2], WOut: in[3], BOut: in[4]}
-		return a.Forward(in[0], in[5], AttentionConfig{QueryLen: tlen, Bias: AlibiScheme{}})
+		return a.Forward(in[0], in[5], AttentionConfig{QueryLen: tlen, Bias: position.AlibiScheme{}})
 	})
 }
 
@@ -173,18 +175,8 @@ func attentionRun(t *testing.T, qkv, params *tensor.Dense, cfg AttentionConfig, 
 	return out, grads
 }
 
-// relErr is max|a-b| / max|b|.
-func relErr(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i]-b[i])))
-		m = max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
-}
-
 // The op with ALiBi computed in the kernel from the slopes equals the op
-// with the materialised AlibiBias tensor (and no bias equals CausalMask), in
+// with the materialised position.AlibiBias tensor (and no bias equals position.CausalMask), in
 // float32 to 1e-5 relative, output and qkv gradient, for 1, 3, 4 and 12
 // heads and lengths that are not multiples of the tile; the slopes receive
 // no gradient, the full bias one.
@@ -196,25 +188,25 @@ func TestAttentionInlineBiasEqualsMaterialised(t *testing.T) {
 		d := tc.heads * tc.dHead
 		qkv := tensor.New(tensor.WithShape(tc.batch*tc.tlen, 3*d), tensor.WithBacking(randF32(rng, 1, tc.batch*tc.tlen*3*d)))
 		r := randF32(rng, 1, tc.batch*tc.tlen*d)
-		slopes := AlibiSlopes(tc.heads)
+		slopes := position.AlibiSlopes(tc.heads)
 		for _, scheme := range []string{"alibi", "none"} {
 			cfg := AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen}
 			var params, full *tensor.Dense
 			if scheme == "alibi" {
-				cfg.Bias, params = AlibiScheme{}, tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(slopes))
-				full = AlibiBias(slopes, tc.tlen, tc.tlen, 0, true)
+				cfg.Bias, params = position.AlibiScheme{}, tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(slopes))
+				full = position.AlibiBias(slopes, tc.tlen, tc.tlen, 0, true)
 			} else {
-				full = CausalMask(tc.tlen, tc.tlen, 0)
+				full = position.CausalMask(tc.tlen, tc.tlen, 0)
 			}
 			out, grads := attentionRun(t, qkv, params, cfg, r)
 			if len(grads) != 1 {
 				t.Fatalf("%s: %d gradients, want qkv's only", scheme, len(grads))
 			}
-			wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen, Bias: FullBiasScheme{}}, r)
+			wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen, Bias: layerstest.FullBiasScheme{}}, r)
 			if len(wantGrads) != 2 {
 				t.Fatalf("full bias: %d gradients, want qkv's and the bias's", len(wantGrads))
 			}
-			eo, eg := relErr(out, wantOut), relErr(grads[0], wantGrads[0])
+			eo, eg := layerstest.RelErr(out, wantOut), layerstest.RelErr(grads[0], wantGrads[0])
 			if !(eo <= 1e-5) || !(eg <= 1e-5) {
 				t.Errorf("%+v %s: output %.3g, qkv gradient %.3g relative to the materialised bias", tc, scheme, eo, eg)
 			}
@@ -238,8 +230,8 @@ func TestAttentionCausalPrefix(t *testing.T) {
 	run := func(qkv *tensor.Dense) []float64 {
 		g := G.NewGraph()
 		x := G.NewTensor(g, G.Float64, 2, G.WithShape(tlen, 3*d), G.WithValue(qkv), G.WithName("qkv"))
-		s := G.NewTensor(g, G.Float64, 1, G.WithShape(heads), G.WithValue(toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(AlibiSlopes(heads))))), G.WithName("slopes"))
-		out := G.Must(Attention(x, s, AttentionConfig{Heads: heads, QueryLen: tlen, Bias: AlibiScheme{}}))
+		s := G.NewTensor(g, G.Float64, 1, G.WithShape(heads), G.WithValue(toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(position.AlibiSlopes(heads))))), G.WithName("slopes"))
+		out := G.Must(Attention(x, s, AttentionConfig{Heads: heads, QueryLen: tlen, Bias: position.AlibiScheme{}}))
 		runGraph(t, g)
 		return append([]float64(nil), out.Value().Data().([]float64)...)
 	}
@@ -271,7 +263,7 @@ func TestAttentionStableAtLongDistances(t *testing.T) {
 	}
 	qkv := G.NewTensor(g, G.Float32, 2, G.WithShape(tlen, 3), G.WithValue(tensor.New(tensor.WithShape(tlen, 3), tensor.WithBacking(ones))), G.WithName("qkv"))
 	s := G.NewTensor(g, G.Float32, 1, G.WithShape(1), G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]float32{1e6}))), G.WithName("slopes"))
-	out := G.Must(Attention(qkv, s, AttentionConfig{Heads: 1, QueryLen: tlen, Bias: AlibiScheme{}}))
+	out := G.Must(Attention(qkv, s, AttentionConfig{Heads: 1, QueryLen: tlen, Bias: position.AlibiScheme{}}))
 	runGraph(t, g)
 	for i, v := range out.Value().Data().([]float32) {
 		if math.IsNaN(float64(v)) || v != 1 {
@@ -292,11 +284,11 @@ func TestAttentionRejects(t *testing.T) {
 		cfg    AttentionConfig
 	}{
 		{"no heads", nil, AttentionConfig{QueryLen: 8}},
-		{"scheme without parameters", nil, AttentionConfig{Heads: 2, QueryLen: 8, Bias: AlibiScheme{}}},
+		{"scheme without parameters", nil, AttentionConfig{Heads: 2, QueryLen: 8, Bias: position.AlibiScheme{}}},
 		{"parameters without scheme", slopes, AttentionConfig{Heads: 2, QueryLen: 8}},
-		{"slopes for 3 heads, 2 heads", slopes, AttentionConfig{Heads: 2, QueryLen: 8, Bias: AlibiScheme{}}},
-		{"full bias of the wrong length", full, AttentionConfig{Heads: 2, QueryLen: 4, Bias: FullBiasScheme{}}},
-		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, Bias: FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 2, 4)}},
+		{"slopes for 3 heads, 2 heads", slopes, AttentionConfig{Heads: 2, QueryLen: 8, Bias: position.AlibiScheme{}}},
+		{"full bias of the wrong length", full, AttentionConfig{Heads: 2, QueryLen: 4, Bias: layerstest.FullBiasScheme{}}},
+		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, Bias: layerstest.FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 2, 4)}},
 	} {
 		if _, err := Attention(qkv, tc.params, tc.cfg); err == nil {
 			t.Errorf("%s: no error", tc.name)

@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -171,172 +173,6 @@ func checkComposed(t *testing.T, inputs []*tensor.Dense, wrt []int, custom, comp
 
 // ---- Composed references, built from plain Gorgonia ops ----
 
-// composedLinear is x W (+ b broadcast over the rows).
-func composedLinear(x, w, b *G.Node) (*G.Node, error) {
-	y, err := G.Mul(x, w)
-	if err != nil || b == nil {
-		return y, err
-	}
-	return G.BroadcastAdd(y, b, nil, []byte{0})
-}
-
-// composedLayerNorm normalises the rows of x with Mean, BroadcastSub,
-// Square, Sqrt and Inverse (not InverseSqrt, whose gradient is wrong).
-func composedLayerNorm(x, gamma, beta *G.Node) (*G.Node, error) {
-	mean, err := G.Mean(x, 1)
-	if err != nil {
-		return nil, err
-	}
-	xc, err := G.BroadcastSub(x, mean, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	sq, err := G.Square(xc)
-	if err != nil {
-		return nil, err
-	}
-	v, err := G.Mean(sq, 1)
-	if err != nil {
-		return nil, err
-	}
-	eps := G.NewConstant(LayerNormEps, G.WithName("ln_eps"))
-	if v, err = G.Add(v, eps); err != nil {
-		return nil, err
-	}
-	std, err := G.Sqrt(v)
-	if err != nil {
-		return nil, err
-	}
-	rstd, err := G.Inverse(std)
-	if err != nil {
-		return nil, err
-	}
-	xhat, err := G.BroadcastHadamardProd(xc, rstd, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	y, err := G.BroadcastHadamardProd(xhat, gamma, nil, []byte{0})
-	if err != nil {
-		return nil, err
-	}
-	return G.BroadcastAdd(y, beta, nil, []byte{0})
-}
-
-// composedSoftmaxRows is exp(x - rowmax) / rowsum for a 2-D x. The row
-// maximum is differentiated too; its gradient is zero in exact arithmetic.
-func composedSoftmaxRows(x *G.Node) (*G.Node, error) {
-	mx, err := G.Max(x, 1)
-	if err != nil {
-		return nil, err
-	}
-	xs, err := G.BroadcastSub(x, mx, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	e, err := G.Exp(xs)
-	if err != nil {
-		return nil, err
-	}
-	s, err := G.Sum(e, 1)
-	if err != nil {
-		return nil, err
-	}
-	return G.BroadcastHadamardDiv(e, s, nil, []byte{1})
-}
-
-// composedLogSoftmaxRows is (x - rowmax) - log(sum exp(x - rowmax)).
-func composedLogSoftmaxRows(x *G.Node) (*G.Node, error) {
-	mx, err := G.Max(x, 1)
-	if err != nil {
-		return nil, err
-	}
-	xs, err := G.BroadcastSub(x, mx, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	e, err := G.Exp(xs)
-	if err != nil {
-		return nil, err
-	}
-	s, err := G.Sum(e, 1)
-	if err != nil {
-		return nil, err
-	}
-	lse, err := G.Log(s)
-	if err != nil {
-		return nil, err
-	}
-	return G.BroadcastSub(xs, lse, nil, []byte{1})
-}
-
-// composedAttention slices Q, K and V of every (sequence, head) out of qkv,
-// computes softmax(Q K^T / sqrt(dh) + bias_h) V with Mul and the composed
-// softmax, and concatenates heads (columns) and sequences (rows).
-func composedAttention(qkv, bias *G.Node, heads int) (*G.Node, error) {
-	n, w := qkv.Shape()[0], qkv.Shape()[1]
-	hb, tl := bias.Shape()[0], bias.Shape()[1]
-	d := w / 3
-	dh := d / heads
-	scale := G.NewConstant(1/math.Sqrt(float64(dh)), G.WithName("attn_scale"))
-	var seqs G.Nodes
-	for b := 0; b < n/tl; b++ {
-		rows := G.S(b*tl, (b+1)*tl)
-		var outs G.Nodes
-		for h := 0; h < heads; h++ {
-			cols := func(block int) tensor.Slice { return G.S(block*d+h*dh, block*d+(h+1)*dh) }
-			q, err := G.Slice(qkv, rows, cols(0))
-			if err != nil {
-				return nil, err
-			}
-			k, err := G.Slice(qkv, rows, cols(1))
-			if err != nil {
-				return nil, err
-			}
-			v, err := G.Slice(qkv, rows, cols(2))
-			if err != nil {
-				return nil, err
-			}
-			kt, err := G.Transpose(k)
-			if err != nil {
-				return nil, err
-			}
-			s, err := G.Mul(q, kt)
-			if err != nil {
-				return nil, err
-			}
-			if s, err = G.HadamardProd(s, scale); err != nil {
-				return nil, err
-			}
-			bh := h
-			if hb == 1 {
-				bh = 0
-			}
-			bm, err := G.Slice(bias, G.S(bh)) // (T, T)
-			if err != nil {
-				return nil, err
-			}
-			if s, err = G.Add(s, bm); err != nil {
-				return nil, err
-			}
-			p, err := composedSoftmaxRows(s)
-			if err != nil {
-				return nil, err
-			}
-			o, err := G.Mul(p, v)
-			if err != nil {
-				return nil, err
-			}
-			outs = append(outs, o)
-		}
-		seq, err := G.Concat(1, outs...)
-		if err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	return G.Concat(0, seqs...)
-}
-
 // composedAddRows adds t, of R rows (or a vector for R = 1), to every block
 // of R rows of x, by reshaping x to (N/R, R, D) and broadcasting t over the
 // first axis.
@@ -365,7 +201,7 @@ func composedAddRows(x, t *G.Node) (*G.Node, error) {
 // at flat = i*V + target_i (an Int vector).
 func composedCrossEntropy(logits, flat *G.Node) (*G.Node, error) {
 	n, v := logits.Shape()[0], logits.Shape()[1]
-	lp, err := composedLogSoftmaxRows(logits)
+	lp, err := layerstest.ComposedLogSoftmaxRows(logits)
 	if err != nil {
 		return nil, err
 	}
@@ -435,9 +271,13 @@ func runComposedCases(t *testing.T, cases []composedCase) {
 func TestLinearMatchesComposed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 1))
 	withBias := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], in[2]) }
-	withBiasRef := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return composedLinear(in[0], in[1], in[2]) }
+	withBiasRef := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return layerstest.ComposedLinear(in[0], in[1], in[2])
+	}
 	noBias := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return Linear(in[0], in[1], nil) }
-	noBiasRef := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return composedLinear(in[0], in[1], nil) }
+	noBiasRef := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return layerstest.ComposedLinear(in[0], in[1], nil)
+	}
 	runComposedCases(t, []composedCase{
 		{"bias 5x4 4x3", []*tensor.Dense{randDense(rng, 1, 5, 4), randDense(rng, 1, 4, 3), randDense(rng, 1, 3)}, []int{0, 1, 2}, withBias, withBiasRef},
 		{"bias 70x16 16x48", []*tensor.Dense{randDense(rng, 1, 70, 16), randDense(rng, 0.3, 16, 48), randDense(rng, 1, 48)}, []int{0, 1, 2}, withBias, withBiasRef},
@@ -450,7 +290,9 @@ func TestLinearMatchesComposed(t *testing.T) {
 func TestLayerNormMatchesComposed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 2))
 	custom := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return LayerNorm(in[0], in[1], in[2]) }
-	ref := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return composedLayerNorm(in[0], in[1], in[2]) }
+	ref := func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return layerstest.ComposedLayerNorm(in[0], in[1], in[2], LayerNormEps)
+	}
 	var cases []composedCase
 	for _, s := range []struct {
 		rows, cols int
@@ -484,19 +326,19 @@ func TestAttentionMatchesComposed(t *testing.T) {
 	} {
 		rng := rand.New(rand.NewPCG(31, uint64(3+len(cases))))
 		d := s.heads * s.dHead
-		slopes := toF64(tensor.New(tensor.WithShape(s.heads), tensor.WithBacking(AlibiSlopes(s.heads))))
+		slopes := toF64(tensor.New(tensor.WithShape(s.heads), tensor.WithBacking(position.AlibiSlopes(s.heads))))
 		var bias *tensor.Dense
 		cfg := AttentionConfig{Heads: s.heads, QueryLen: s.tlen}
 		wrt := []int{0}
 		switch s.bias {
 		case "alibi":
-			bias, cfg.Bias = toF64(AlibiBias(AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), AlibiScheme{}
+			bias, cfg.Bias = toF64(position.AlibiBias(position.AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), position.AlibiScheme{}
 		case "mask":
-			bias = toF64(CausalMask(s.tlen, s.tlen, 0))
+			bias = toF64(position.CausalMask(s.tlen, s.tlen, 0))
 		case "full":
-			bias, cfg.Bias, wrt = maskedRandom(rng, s.heads, s.tlen), FullBiasScheme{}, []int{0, 1}
+			bias, cfg.Bias, wrt = maskedRandom(rng, s.heads, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
 		default:
-			bias, cfg.Bias, wrt = maskedRandom(rng, 1, s.tlen), FullBiasScheme{}, []int{0, 1}
+			bias, cfg.Bias, wrt = maskedRandom(rng, 1, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
 		}
 		heads := s.heads
 		cases = append(cases, composedCase{
@@ -505,14 +347,16 @@ func TestAttentionMatchesComposed(t *testing.T) {
 			wrt,
 			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 				switch cfg.Bias.(type) {
-				case AlibiScheme:
+				case position.AlibiScheme:
 					return Attention(in[0], in[2], cfg)
-				case FullBiasScheme:
+				case layerstest.FullBiasScheme:
 					return Attention(in[0], in[1], cfg)
 				}
 				return Attention(in[0], nil, cfg)
 			},
-			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return composedAttention(in[0], in[1], heads) },
+			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+				return layerstest.ComposedAttention(in[0], in[1], heads)
+			},
 		})
 	}
 	runComposedCases(t, cases)
@@ -523,7 +367,7 @@ func TestAttentionMatchesComposed(t *testing.T) {
 // op never reads (their gradient is 0 in both).
 func maskedRandom(rng *rand.Rand, heads, tlen int) *tensor.Dense {
 	b := randDense(rng, 1, heads, tlen, tlen)
-	mask := CausalMask(tlen, tlen, 0).Data().([]float32)
+	mask := position.CausalMask(tlen, tlen, 0).Data().([]float32)
 	v := b.Data().([]float64)
 	for i := range v {
 		if m := mask[i%(tlen*tlen)]; m != 0 {

@@ -1,52 +1,58 @@
 // Package layers holds the Gorgonia building blocks of a decoder-only
-// transformer: linear, embedding, LayerNorm, GELU MLP, multi-head attention,
-// cross-entropy, and the position schemes.
+// transformer: linear, embedding, LayerNorm, GELU MLP, multi-head attention
+// (with its key/value cache), the rotary embedding op and cross-entropy, as
+// custom Gorgonia ops with hand-written, parallel forward and backward
+// kernels, each checked against finite differences in the tests.
+//
+// # Packages
+//
+//	layers                 the Gorgonia ops (op_*.go, attention.go, kvcache.go,
+//	                       rope.go, layers.go); bias_memo.go keeps an
+//	                       attention op's last kernel bias
+//	layers/position        the position schemes: the Scheme interface, the
+//	                       registry, one file per scheme, the kernel biases
+//	layers/internal/flash  the tiled attention kernel on plain slices
+//	layers/internal/gemm,
+//	layers/internal/vmath  the matrix and row kernels (assembly + Go)
+//	layers/parallel        fixed-chunk loops on every core
+//	layers/layerstest      test support: materialised references, tolerances
+//
+// Imports go one way: layers imports position and flash; flash imports
+// neither (it defines the small Bias interface it consumes, which
+// position.KernelBias satisfies); position imports neither.
 //
 // # Position schemes
 //
-// A position scheme is one value implementing PositionScheme: its name, its
-// parameters (ParamSpec: names, shapes, initialisation, weight decay,
-// projection after an optimizer step), a constant buffer, and how it enters
-// the model: a table added to the token embeddings, a rotation of queries
-// and keys (Rope), or a bias inside the attention kernel (a BiasScheme,
-// whose Bias32 and Bias64 give a KernelBias for a call's heads and keys).
-// One registry holds the schemes by name: the seven built-in ones (alibi,
-// sinusoidal, none, rope, t5, kerple, fire, one position_*.go file each),
-// and any other added with RegisterScheme; LookupScheme finds one for a
-// model config. Every method is exported, so another module can write and
-// register a scheme.
-//
-// The position math lives here, once: AlibiSlopes gives the per-head slopes of
-// Press et al. (ICLR 2022), AlibiBias the additive (heads, query, key) bias
-// with its causal mask, CausalMask the mask alone, SinusoidalTable the
-// sin/cos table, Rope the rotary embedding, and the BiasSchemes (ALiBi, T5,
-// KERPLE, FIRE) the biases that attention adds to its scores. Every layer
-// function takes and returns *gorgonia.Node values, so weights live outside
-// any graph and one set of weights serves graphs of any length.
+// A position scheme is one value implementing position.Scheme (see that
+// package): its parameters, a constant buffer, and how it enters the model:
+// a table added to the token embeddings, a rotation of queries and keys
+// (Rope, in this package), or a bias inside the attention kernel (a
+// position.BiasScheme, given to Attention in AttentionConfig.Bias). Every
+// layer function takes and returns *gorgonia.Node values, so weights live
+// outside any graph and one set of weights serves graphs of any length.
 //
 // # From cmd/train to one head's ALiBi bias
 //
 // Building the graph (once per length):
 //
-//	cmd/train command ─▶ train.Train ─▶ state.trainSteps           (train/train.go)
-//	  ─▶ model.Model.NewGraph ─▶ build                              (model/model.go)
-//	       ├─ Config.Scheme ─▶ LookupScheme("alibi")               (scheme_registry.go)
-//	       └─ positionBias ─▶ AlibiPosition.AttentionBias           (position_alibi.go)
-//	            ─▶ MultiHeadAttention.Forward ─▶ Attention          (layers.go, attention.go)
+//	main ─▶ train.Train ─▶ state.trainSteps              (cmd/train/main.go, train/train.go)
+//	  ─▶ model.Model.NewGraph ─▶ build ─▶ positionBias   (model/model.go)
+//	       ├─ Config.Scheme ─▶ position.Lookup("alibi")  (model/config.go, position/registry.go)
+//	       ├─ AlibiPosition.AttentionBias                (position/alibi.go)
+//	       └─ MultiHeadAttention.Forward ─▶ Attention    (layers/layers.go, layers/attention.go)
 //
 // Running it (every step):
 //
-//	stepper.run ─▶ Graph.Execute ─▶ attentionOp.Do ─▶ attnForwardOp (attention.go)
-//	  ├─ attnBias ─▶ biasMemo.bias ─▶ AlibiScheme.Bias32            (bias_scheme.go, position_bias.go)
-//	  │    ─▶ alibiTables ─▶ AlibiBias (with AlibiSlopes' slopes)   (alibi.go)
-//	  └─ flashForward ─▶ flashHead.forward ─▶ softmaxStep
-//	       ─▶ KernelBias.Add = distanceBias.Add: head h's row       (flash.go, position_bias.go)
+//	stepper.run ─▶ Graph.Execute ─▶ attentionOp.Do ─▶ attnForwardOp ─▶ attnBias
+//	                                                      (train/train.go, layers/attention.go)
+//	  ├─ biasMemo.bias ─▶ AlibiScheme.Bias32 ─▶ alibiTables
+//	  │    ─▶ AlibiBias(AlibiSlopes' slopes)             (layers/bias_memo.go, position/alibi.go)
+//	  └─ flash.Forward ─▶ head.forward ─▶ softmaxStep
+//	       ─▶ Bias.Add = distanceBias.Add: head h's row  (internal/flash/forward.go,
+//	                                                      position/distance_bias.go)
 //
-// Attention is one op on tiled ("flash") kernels: the bias is computed
+// Attention is one op on the tiled ("flash") kernel: the bias is computed
 // inside the kernel from the scheme's parameters and the absolute positions
 // (with an offset for a key/value cache, KVCache), so no (T, T) array
-// exists at any length. The heavy operations (attention, LayerNorm, GELU,
-// cross-entropy, bias add) are custom Gorgonia ops with hand-written,
-// parallel forward and backward kernels; each is checked against finite
-// differences in the tests.
+// exists at any length.
 package layers

@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/position"
 	"math/rand/v2"
 	"testing"
 )
@@ -37,7 +39,7 @@ type flashBench struct {
 	p     *flashProblem[float32]
 	g     *dGradients[float32]
 	alibi []float32
-	bias  KernelBias[float32]
+	bias  position.KernelBias[float32]
 	lse   []float32
 }
 
@@ -45,25 +47,25 @@ func newFlashBench(fc flashCase) *flashBench {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := newFlashProblem[float32](rng, fc, true)
 	return &flashBench{fc: fc, p: p, g: newGradients(rng, p),
-		bias: alibiKernelBias[float32](AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
+		bias: alibiKernelBias[float32](position.AlibiSlopes(fc.heads), fc.kLen()), lse: make([]float32, fc.lseLen())}
 }
 
 // materialisedBias builds the (H, T, T) ALiBi bias on first use.
 func (fb *flashBench) materialisedBias() []float32 {
 	if fb.alibi == nil {
-		fb.alibi = AlibiBias(AlibiSlopes(fb.fc.heads), fb.fc.qLen, fb.fc.qLen, 0, true).Data().([]float32)
+		fb.alibi = position.AlibiBias(position.AlibiSlopes(fb.fc.heads), fb.fc.qLen, fb.fc.qLen, 0, true).Data().([]float32)
 	}
 	return fb.alibi
 }
 
-func (fb *flashBench) flashForward(opt flashOpts) {
+func (fb *flashBench) runForward(opt flash.Opts) {
 	fc := fb.fc
-	flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, opt)
+	flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), position.KernelBias[float32](fb.bias), fb.lse, opt)
 }
 
-func (fb *flashBench) flashBackward(opt flashOpts) {
+func (fb *flashBench) runBackward(opt flash.Opts) {
 	fc := fb.fc
-	flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), KernelBias[float32](fb.bias), fb.lse, nil, opt)
+	flash.Backward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), position.KernelBias[float32](fb.bias), fb.lse, nil, opt)
 }
 
 func BenchmarkFlashForward(b *testing.B) {
@@ -73,7 +75,7 @@ func BenchmarkFlashForward(b *testing.B) {
 		b.Run(fmt.Sprintf("T=%d/flash", t), func(b *testing.B) {
 			var cache any
 			for b.Loop() {
-				fb.flashForward(flashOpts{scratch: &cache})
+				fb.runForward(flash.Opts{Scratch: &cache})
 			}
 			reportTokens(b, tokens)
 		})
@@ -105,12 +107,12 @@ func BenchmarkFlashBackward(b *testing.B) {
 		probs := make([]float32, fc.nSeq*fc.heads*fc.qLen*fc.qLen)
 		dqkv := make([]float32, len(fb.p.qkv))
 		var cache, mcache any
-		opt := flashOpts{scratch: &cache}
+		opt := flash.Opts{Scratch: &cache}
 		name := fmt.Sprintf("T=%d,batch=%d", fc.qLen, fc.nSeq)
 		b.Run(name+"/backward/flash", func(b *testing.B) {
-			fb.flashForward(opt)
+			fb.runForward(opt)
 			for b.Loop() {
-				fb.flashBackward(opt)
+				fb.runBackward(opt)
 			}
 			reportTokens(b, tokens)
 		})
@@ -124,8 +126,8 @@ func BenchmarkFlashBackward(b *testing.B) {
 		})
 		b.Run(name+"/step/flash", func(b *testing.B) {
 			for b.Loop() {
-				fb.flashForward(opt)
-				fb.flashBackward(opt)
+				fb.runForward(opt)
+				fb.runBackward(opt)
 			}
 			reportTokens(b, tokens)
 		})
@@ -149,11 +151,11 @@ func BenchmarkFlashDecode(b *testing.B) {
 		for _, batch := range []int{1, 8} {
 			fc := flashCase{nSeq: batch, qLen: 1, offset: kLen - 1, heads: benchHeads, dHead: benchDHead}
 			p := newFlashProblem[float32](rand.New(rand.NewPCG(3, 4)), fc, false)
-			bias := alibiKernelBias[float32](AlibiSlopes(fc.heads), kLen)
+			bias := alibiKernelBias[float32](position.AlibiSlopes(fc.heads), kLen)
 			b.Run(fmt.Sprintf("kLen=%d,batch=%d", kLen, batch), func(b *testing.B) {
 				var cache any
 				for b.Loop() {
-					flashForward(p.seqs, 1, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, flashOpts{scratch: &cache})
+					flash.Forward(p.seqs, 1, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, flash.Opts{Scratch: &cache})
 				}
 				reportTokens(b, batch)
 			})
@@ -161,7 +163,7 @@ func BenchmarkFlashDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkFlashTileSizes compares tile sizes, to re-tune flashTiles (the
+// BenchmarkFlashTileSizes compares tile sizes, to re-tune flash.Tiles (the
 // backward pass only up to T = 2048).
 func BenchmarkFlashTileSizes(b *testing.B) {
 	for _, t := range []int{128, 512, 2048, 8192} {
@@ -173,10 +175,10 @@ func BenchmarkFlashTileSizes(b *testing.B) {
 					continue
 				}
 				var cache any
-				opt := flashOpts{blockQ: bq, blockK: bk, scratch: &cache}
+				opt := flash.Opts{BlockQ: bq, BlockK: bk, Scratch: &cache}
 				b.Run(fmt.Sprintf("T=%d/bq=%d,bk=%d/forward", t, bq, bk), func(b *testing.B) {
 					for b.Loop() {
-						fb.flashForward(opt)
+						fb.runForward(opt)
 					}
 					reportTokens(b, tokens)
 				})
@@ -184,9 +186,9 @@ func BenchmarkFlashTileSizes(b *testing.B) {
 					continue
 				}
 				b.Run(fmt.Sprintf("T=%d/bq=%d,bk=%d/backward", t, bq, bk), func(b *testing.B) {
-					fb.flashForward(opt)
+					fb.runForward(opt)
 					for b.Loop() {
-						fb.flashBackward(opt)
+						fb.runBackward(opt)
 					}
 					reportTokens(b, tokens)
 				})

@@ -2,6 +2,9 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -39,7 +42,7 @@ type flashProblem[T float] struct {
 	qkv, q, kv   []T
 	o            []T
 	ldo          int
-	seqs         []flashSeq[T]
+	seqs         []flash.Seq[T]
 	outputMarker T
 }
 
@@ -78,14 +81,14 @@ func newFlashProblem[T float](rng *rand.Rand, fc flashCase, packed bool) *flashP
 		p.kv = randRows(fc.nSeq*fc.kLen(), 2*d, 2*d+flashPad)
 	}
 	if packed {
-		p.seqs = flashPackedSeqs(p.qkv, p.o, fc.nSeq, fc.qLen, d)
+		p.seqs = flash.PackedSeqs(p.qkv, p.o, fc.nSeq, fc.qLen, d)
 		return p
 	}
 	ldq, ldkv := d+flashPad, 2*d+flashPad
 	for s := 0; s < fc.nSeq; s++ {
 		kv := p.kv[s*fc.kLen()*ldkv:]
-		p.seqs = append(p.seqs, flashSeq[T]{q: p.q[s*fc.qLen*ldq:], k: kv, v: kv[d:], o: p.o[s*fc.qLen*p.ldo:],
-			ldq: ldq, ldk: ldkv, ldv: ldkv, ldo: p.ldo, offset: fc.offset})
+		p.seqs = append(p.seqs, flash.Seq[T]{Q: p.q[s*fc.qLen*ldq:], K: kv, V: kv[d:], O: p.o[s*fc.qLen*p.ldo:],
+			LdQ: ldq, LdK: ldkv, LdV: ldkv, LdO: p.ldo, Offset: fc.offset})
 	}
 	return p
 }
@@ -111,55 +114,59 @@ func (p *flashProblem[T]) output() ([]float64, bool) {
 type biasKind int
 
 const (
-	alibiSlopes biasKind = iota // AlibiScheme's distance tables from AlibiSlopes
-	alibiFull                   // fullBias of AlibiBias, one matrix per head
-	alibiLong                   // AlibiScheme's tables, grown from a shorter call
+	alibiSlopes biasKind = iota // position.AlibiScheme's distance tables from position.AlibiSlopes
+	alibiFull                   // layerstest.FullBias of position.AlibiBias, one matrix per head
+	alibiLong                   // position.AlibiScheme's tables, grown from a shorter call
 	noSlopes                    // no bias: plain causal
-	zeroSlopes                  // AlibiScheme with zero slopes: plain causal
-	maskFull                    // fullBias of CausalMask, shared by all heads
+	zeroSlopes                  // position.AlibiScheme with zero slopes: plain causal
+	maskFull                    // layerstest.FullBias of position.CausalMask, shared by all heads
 )
 
 func (k biasKind) String() string {
 	return [...]string{"alibiSlopes", "alibiFull", "alibiLong", "noSlopes", "zeroSlopes", "maskFull"}[k]
 }
 
-// reference returns the materialised bias of the kind, as AlibiBias or
-// CausalMask build it for the whole call.
+// reference returns the materialised bias of the kind, as position.AlibiBias or
+// position.CausalMask build it for the whole call.
 func (k biasKind) reference(fc flashCase) *tensor.Dense {
 	switch k {
 	case alibiSlopes, alibiFull, alibiLong:
-		return AlibiBias(AlibiSlopes(fc.heads), fc.qLen, fc.kLen(), fc.offset, true)
+		return position.AlibiBias(position.AlibiSlopes(fc.heads), fc.qLen, fc.kLen(), fc.offset, true)
 	default:
-		return CausalMask(fc.qLen, fc.kLen(), fc.offset)
+		return position.CausalMask(fc.qLen, fc.kLen(), fc.offset)
 	}
 }
 
 // kernelBias returns the kernel's bias of the kind.
-func kernelBias[T float](k biasKind, fc flashCase) KernelBias[T] {
+func kernelBias[T float](k biasKind, fc flashCase) position.KernelBias[T] {
 	switch k {
 	case alibiSlopes:
-		return alibiKernelBias[T](AlibiSlopes(fc.heads), fc.kLen())
+		return alibiKernelBias[T](position.AlibiSlopes(fc.heads), fc.kLen())
 	case alibiLong:
 		// Tables first built for half the keys, then grown (by doubling)
 		// for this call: the grown tables must be as good as fresh ones.
 		var memo biasMemo[T]
-		slopes := convertTo[T](AlibiSlopes(fc.heads))
-		memo.bias(AlibiScheme{}, slopes, fc.heads, max(1, fc.kLen()/2))
-		return memo.bias(AlibiScheme{}, slopes, fc.heads, fc.kLen())
+		slopes := convertTo[T](position.AlibiSlopes(fc.heads))
+		memo.bias(position.AlibiScheme{}, slopes, fc.heads, max(1, fc.kLen()/2))
+		return memo.bias(position.AlibiScheme{}, slopes, fc.heads, fc.kLen())
 	case noSlopes:
 		return nil
 	case zeroSlopes:
 		return alibiKernelBias[T](make([]float32, fc.heads), fc.kLen())
 	default:
 		ref := k.reference(fc)
-		return newFullBias(convertTo[T](ref.Data().([]float32)), ref.Shape()[0], fc.qLen, fc.kLen(), fc.offset)
+		return layerstest.NewFullBias(convertTo[T](ref.Data().([]float32)), ref.Shape()[0], fc.qLen, fc.kLen(), fc.offset)
 	}
 }
 
-// alibiKernelBias is the bias AlibiScheme gives the kernel for slopes and
-// keys up to kLen.
-func alibiKernelBias[T float](slopes []float32, kLen int) KernelBias[T] {
-	return alibiTables[T](slopes, kLen)
+// alibiKernelBias is the bias position.AlibiScheme gives the kernel for slopes and
+// keys up to kLen (Bias64 rounds the slopes to float32, which they are).
+func alibiKernelBias[T float](slopes []float32, kLen int) position.KernelBias[T] {
+	var s position.AlibiScheme
+	if _, ok := any(T(0)).(float32); ok {
+		return any(s.Bias32(slopes, len(slopes), kLen)).(position.KernelBias[T])
+	}
+	return any(s.Bias64(convertTo[float64](slopes), len(slopes), kLen)).(position.KernelBias[T])
 }
 
 func convertTo[T, S float](x []S) []T {
@@ -172,11 +179,11 @@ func convertTo[T, S float](x []S) []T {
 
 // refAttention is the materialised path in float64: for every sequence,
 // head and query row i, the scores scale q_i . k_j + bias[h][i][j] over ALL
-// kLen keys (masked keys carry the bias's MaskValue), a softmax with the
+// kLen keys (masked keys carry the bias's position.MaskValue), a softmax with the
 // row maximum subtracted, and o_i = sum_j p_j v_j. It returns the outputs
 // as (nSeq*qLen, D) and the log-sum-exp of each row, laid out as
-// flashForward's lse. biasFor gives sequence s's (1 or H, qLen, kLen) bias.
-func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale float64, biasFor func(s int) *tensor.Dense) (o, lse []float64) {
+// flash.Forward's lse. biasFor gives sequence s's (1 or H, qLen, kLen) bias.
+func refAttention[T float](seqs []flash.Seq[T], qLen, heads, dHead int, scale float64, biasFor func(s int) *tensor.Dense) (o, lse []float64) {
 	d := heads * dHead
 	o = make([]float64, len(seqs)*qLen*d)
 	lse = make([]float64, len(seqs)*heads*qLen)
@@ -191,9 +198,9 @@ func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale flo
 				mx := math.Inf(-1)
 				for j := range scores {
 					var dp float64
-					kj := sq.k[sq.kAt(j, h, dHead):]
+					kj := sq.K[sq.KAt(j, h, dHead):]
 					for c := 0; c < dHead; c++ {
-						dp += float64(sq.q[i*sq.ldq+h*dHead+c]) * float64(kj[c])
+						dp += float64(sq.Q[i*sq.LdQ+h*dHead+c]) * float64(kj[c])
 					}
 					scores[j] = scale*dp + float64(bd[(hb*qLen+i)*kLen+j])
 					mx = math.Max(mx, scores[j])
@@ -207,33 +214,13 @@ func refAttention[T float](seqs []flashSeq[T], qLen, heads, dHead int, scale flo
 				out := o[(s*qLen+i)*d+h*dHead:][:dHead]
 				for j, p := range scores {
 					for c := range out {
-						out[c] += p / sum * float64(sq.v[sq.vAt(j, h, dHead)+c])
+						out[c] += p / sum * float64(sq.V[sq.VAt(j, h, dHead)+c])
 					}
 				}
 			}
 		}
 	}
 	return o, lse
-}
-
-// maxRelErr returns max|got-want| / max|want|.
-func maxRelErr[T float](got []T, want []float64) float64 {
-	if len(got) != len(want) {
-		panic(fmt.Sprintf("maxRelErr: %d values vs %d", len(got), len(want)))
-	}
-	var diff, scale float64
-	for i, w := range want {
-		g := float64(got[i])
-		if math.IsNaN(g) || math.IsNaN(w) {
-			return math.Inf(1)
-		}
-		diff = math.Max(diff, math.Abs(g-w))
-		scale = math.Max(scale, math.Abs(w))
-	}
-	if scale == 0 {
-		return diff
-	}
-	return diff / scale
 }
 
 // worstErr records the largest error seen by a test, for its log.
@@ -256,22 +243,22 @@ func (w *worstErr) log(t *testing.T, what string) {
 // tiles are the tile settings the tests run: automatic, and small tiles
 // that cross many tile boundaries (and put the diagonal inside tiles of
 // unequal sizes) at short lengths.
-var flashTestTiles = []flashOpts{{}, {blockQ: 16, blockK: 24}}
+var flashTestTiles = []flash.Opts{{}, {BlockQ: 16, BlockK: 24}}
 
-func tileName(o flashOpts) string {
-	if o.blockQ == 0 && o.blockK == 0 {
+func tileName(o flash.Opts) string {
+	if o.BlockQ == 0 && o.BlockK == 0 {
 		return "auto"
 	}
-	return fmt.Sprintf("bq%d-bk%d", o.blockQ, o.blockK)
+	return fmt.Sprintf("bq%d-bk%d", o.BlockQ, o.BlockK)
 }
 
 // checkFlashForward runs the kernel on a random problem and checks its
 // outputs and lse against refAttention.
-func checkFlashForward[T float](t *testing.T, rng *rand.Rand, fc flashCase, kind biasKind, opt flashOpts, tol float64, wo, wl *worstErr) {
+func checkFlashForward[T float](t *testing.T, rng *rand.Rand, fc flashCase, kind biasKind, opt flash.Opts, tol float64, wo, wl *worstErr) {
 	t.Helper()
 	p := newFlashProblem[T](rng, fc, false)
 	lse := make([]T, fc.lseLen())
-	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, T(fc.scale()), kernelBias[T](kind, fc), lse, opt)
+	flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, T(fc.scale()), kernelBias[T](kind, fc), lse, opt)
 	ref := kind.reference(fc)
 	wantO, wantL := refAttention(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), func(int) *tensor.Dense { return ref })
 	got, kept := p.output()
@@ -279,7 +266,7 @@ func checkFlashForward[T float](t *testing.T, rng *rand.Rand, fc flashCase, kind
 		t.Fatal("output padding was overwritten")
 	}
 	name := fmt.Sprintf("%+v %v %s", fc, kind, tileName(opt))
-	eo, el := maxRelErr(convertTo[T](got), wantO), maxRelErr(lse, wantL)
+	eo, el := layerstest.RelErr(convertTo[T](got), wantO), layerstest.RelErr(lse, wantL)
 	wo.see(name, eo)
 	wl.see(name, el)
 	if eo > tol || el > tol {
@@ -313,15 +300,15 @@ func TestFlashForwardMatchesMaterialised(t *testing.T) {
 	wl.log(t, "lse error")
 }
 
-// withFlashSplit runs f with flashForward's units of work always spread
+// withFlashSplit runs f with flash.Forward's units of work always spread
 // over the workers (split) or always run on the calling goroutine, whatever
 // their size.
 func withFlashSplit(split bool, f func()) {
-	saved := flashSerialWork
-	defer func() { flashSerialWork = saved }()
-	flashSerialWork = math.MaxInt
+	saved := flash.SerialWork
+	defer func() { flash.SerialWork = saved }()
+	flash.SerialWork = math.MaxInt
 	if split {
-		flashSerialWork = 0
+		flash.SerialWork = 0
 	}
 	f()
 }
@@ -346,7 +333,7 @@ func TestFlashForwardLong(t *testing.T) {
 		{flashCase{nSeq: 2, qLen: 3, offset: 1100, heads: 3, dHead: 16}, []biasKind{alibiSlopes, maskFull}},
 	} {
 		for _, kind := range tc.kinds {
-			for _, opt := range []flashOpts{{}, {blockQ: 48, blockK: 100}} {
+			for _, opt := range []flash.Opts{{}, {BlockQ: 48, BlockK: 100}} {
 				checkFlashForward[float32](t, rng, tc.fc, kind, opt, 1e-5, &wo, &wl)
 			}
 		}
@@ -380,7 +367,7 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	const qLen, heads, dHead = 9, 3, 8
 	offsets := []int{0, 5, 300}
-	var seqs []flashSeq[float32]
+	var seqs []flash.Seq[float32]
 	var problems []*flashProblem[float32]
 	for _, off := range offsets {
 		p := newFlashProblem[float32](rng, flashCase{nSeq: 1, qLen: qLen, offset: off, heads: heads, dHead: dHead}, false)
@@ -389,20 +376,20 @@ func TestFlashForwardPerSequenceOffsets(t *testing.T) {
 	}
 	for _, opt := range flashTestTiles {
 		lse := make([]float32, len(seqs)*heads*qLen)
-		slopes := AlibiSlopes(heads)
-		flashForward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), alibiKernelBias[float32](slopes, maxKLen(seqs, qLen)), lse, opt)
+		slopes := position.AlibiSlopes(heads)
+		flash.Forward(seqs, qLen, heads, dHead, float32(1/math.Sqrt(dHead)), alibiKernelBias[float32](slopes, flash.MaxKLen(seqs, qLen)), lse, opt)
 		wantO, wantL := refAttention(seqs, qLen, heads, dHead, 1/math.Sqrt(dHead), func(s int) *tensor.Dense {
-			return AlibiBias(slopes, qLen, offsets[s]+qLen, offsets[s], true)
+			return position.AlibiBias(slopes, qLen, offsets[s]+qLen, offsets[s], true)
 		})
 		var got []float64
 		for _, p := range problems {
 			o, _ := p.output()
 			got = append(got, o...)
 		}
-		if e := maxRelErr(got, wantO); e > 1e-5 {
+		if e := layerstest.RelErr(got, wantO); e > 1e-5 {
 			t.Errorf("%s: output error %.3g", tileName(opt), e)
 		}
-		if e := maxRelErr(lse, wantL); e > 1e-5 {
+		if e := layerstest.RelErr(lse, wantL); e > 1e-5 {
 			t.Errorf("%s: lse error %.3g", tileName(opt), e)
 		}
 	}
@@ -414,15 +401,15 @@ func TestFlashForwardWithoutLSE(t *testing.T) {
 	fc := flashCase{nSeq: 2, qLen: 70, offset: 9, heads: 3, dHead: 8}
 	p := newFlashProblem[float32](rng, fc, false)
 	bias := kernelBias[float32](alibiSlopes, fc)
-	opt := flashOpts{blockQ: 16, blockK: 24}
-	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, make([]float32, fc.lseLen()), opt)
+	opt := flash.Opts{BlockQ: 16, BlockK: 24}
+	flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, make([]float32, fc.lseLen()), opt)
 	want := append([]float32(nil), p.o...)
 	for i := range p.o {
 		if i%p.ldo < fc.d() {
 			p.o[i] = float32(math.NaN())
 		}
 	}
-	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, opt)
+	flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, nil, opt)
 	if i := firstBitDifference(p.o, want); i >= 0 {
 		t.Fatalf("output %d = %g without lse, %g with", i, p.o[i], want[i])
 	}
@@ -443,9 +430,9 @@ func TestFlashForwardMatchesAttnForward(t *testing.T) {
 					want := make([]float32, fc.nSeq*qLen*fc.d())
 					attnForward(fc.attnDims(ref.Shape()[0]), p.qkv, ref.Data().([]float32), want, nil, new(any))
 					lse := make([]float32, fc.lseLen())
-					flashForward(p.seqs, qLen, heads, fc.dHead, float32(fc.scale()), kernelBias[float32](kind, fc), lse, opt)
+					flash.Forward(p.seqs, qLen, heads, fc.dHead, float32(fc.scale()), kernelBias[float32](kind, fc), lse, opt)
 					name := fmt.Sprintf("T=%d H=%d %v %s", qLen, heads, kind, tileName(opt))
-					e := maxRelErr(p.o, convertTo[float64](want))
+					e := layerstest.RelErr(p.o, convertTo[float64](want))
 					w.see(name, e)
 					if e > 1e-5 {
 						t.Errorf("%s: error %.3g against attnForward", name, e)
@@ -471,9 +458,9 @@ func TestFlashForwardStableAtLongDistances(t *testing.T) {
 		}
 	}
 	o := make([]float32, qLen*dHead)
-	seqs := flashPackedSeqs(seq, o, 1, qLen, dHead)
+	seqs := flash.PackedSeqs(seq, o, 1, qLen, dHead)
 	lse := make([]float32, qLen)
-	flashForward(seqs, qLen, 1, dHead, 1, alibiKernelBias[float32]([]float32{1e6}, qLen), lse, flashOpts{blockQ: 8, blockK: 8})
+	flash.Forward(seqs, qLen, 1, dHead, 1, alibiKernelBias[float32]([]float32{1e6}, qLen), lse, flash.Opts{BlockQ: 8, BlockK: 8})
 	for i, v := range o {
 		if v != 1 {
 			t.Fatalf("output %d = %g, want 1", i, v)
@@ -490,7 +477,7 @@ func TestFlashForwardStableAtLongDistances(t *testing.T) {
 type dGradients[T float] struct {
 	dqkv, dq, dkv []T
 	do            []T
-	grads         []flashGradSeq[T]
+	grads         []flash.GradSeq[T]
 }
 
 // newGradients returns random output gradients and zeroed input gradients
@@ -511,15 +498,15 @@ func newGradients[T float](rng *rand.Rand, p *flashProblem[T]) *dGradients[T] {
 		g.dq, g.dkv = make([]T, len(p.q)), make([]T, len(p.kv))
 	}
 	if p.packed {
-		g.grads = flashPackedGrads(g.do, g.dqkv, fc.nSeq, fc.qLen, d)
+		g.grads = flash.PackedGrads(g.do, g.dqkv, fc.nSeq, fc.qLen, d)
 		return g
 	}
 	for s := 0; s < fc.nSeq; s++ {
 		do := g.do[s*fc.qLen*p.ldo:]
 		ldq, ldkv := d+flashPad, 2*d+flashPad
 		kv := g.dkv[s*fc.kLen()*ldkv:]
-		g.grads = append(g.grads, flashGradSeq[T]{do: do, dq: g.dq[s*fc.qLen*ldq:], dk: kv, dv: kv[d:],
-			lddo: p.ldo, lddq: ldq, lddk: ldkv, lddv: ldkv})
+		g.grads = append(g.grads, flash.GradSeq[T]{DO: do, DQ: g.dq[s*fc.qLen*ldq:], DK: kv, DV: kv[d:],
+			LdDO: p.ldo, LdDQ: ldq, LdDK: ldkv, LdDV: ldkv})
 	}
 	return g
 }
@@ -551,10 +538,10 @@ func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 
 					bias := kernelBias[T](kind, fc)
 					lse := make([]T, fc.lseLen())
-					flashForward(p.seqs, qLen, heads, fc.dHead, T(fc.scale()), bias, lse, opt)
-					flashBackward(p.seqs, g.grads, qLen, heads, fc.dHead, T(fc.scale()), bias, lse, nil, opt)
+					flash.Forward(p.seqs, qLen, heads, fc.dHead, T(fc.scale()), bias, lse, opt)
+					flash.Backward(p.seqs, g.grads, qLen, heads, fc.dHead, T(fc.scale()), bias, lse, nil, opt)
 					name := fmt.Sprintf("T=%d H=%d %v %s", qLen, heads, kind, tileName(opt))
-					e := maxRelErr(g.dqkv, convertTo[float64](want))
+					e := layerstest.RelErr(g.dqkv, convertTo[float64](want))
 					w.see(name, e)
 					if e > tol {
 						t.Errorf("%s: d(qkv) error %.3g against attnBackward", name, e)
@@ -568,10 +555,10 @@ func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 
 // flashLoss is sum(O * R) of a float64 forward pass, R being the output
 // gradient g.do.
-func flashLoss(p *flashProblem[float64], g *dGradients[float64], bias KernelBias[float64], opt flashOpts) float64 {
+func flashLoss(p *flashProblem[float64], g *dGradients[float64], bias position.KernelBias[float64], opt flash.Opts) float64 {
 	fc := p.fc
 	lse := make([]float64, fc.lseLen())
-	flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
+	flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
 	var loss float64
 	for i, o := range p.o {
 		if i%p.ldo < fc.d() {
@@ -617,7 +604,7 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 		{nSeq: 1, qLen: 1, offset: 6, heads: 3, dHead: 2},
 	} {
 		for _, kind := range []biasKind{alibiSlopes, alibiFull, maskFull} {
-			for _, opt := range []flashOpts{{}, {blockQ: 2, blockK: 3}} {
+			for _, opt := range []flash.Opts{{}, {BlockQ: 2, BlockK: 3}} {
 				name := fmt.Sprintf("%+v %v %s", fc, kind, tileName(opt))
 				t.Run(name, func(t *testing.T) {
 					p := newFlashProblem[float64](rng, fc, false)
@@ -625,22 +612,22 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 					bias := kernelBias[float64](kind, fc)
 					// Random entries make every bias entry matter to the loss.
 					var biasGrad []float64
-					fb, learned := bias.(fullBias[float64])
+					fb, learned := bias.(layerstest.FullBias[float64])
 					if learned {
-						for i := range fb.data {
-							fb.data[i] += rng.NormFloat64()
+						for i := range fb.Data() {
+							fb.Data()[i] += rng.NormFloat64()
 						}
 						biasGrad = make([]float64, fb.GradLen())
 					}
 					lse := make([]float64, fc.lseLen())
-					flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
-					flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
+					flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
+					flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
 					loss := func() float64 { return flashLoss(p, g, bias, opt) }
 					d := fc.d()
 					checkFiniteDiff(t, name+" dQ", p.q, g.dq, d+flashPad, d, loss, &w)
 					checkFiniteDiff(t, name+" dK dV", p.kv, g.dkv, 2*d+flashPad, 2*d, loss, &w)
 					if learned {
-						checkFiniteDiff(t, name+" dBias", fb.data, biasGrad, 1, 1, loss, &w)
+						checkFiniteDiff(t, name+" dBias", fb.Data(), biasGrad, 1, 1, loss, &w)
 					}
 				})
 			}
@@ -660,21 +647,21 @@ func TestFlashDeterministic(t *testing.T) {
 	g := newGradients(rng, p)
 	bias := kernelBias[float32](maskFull, fc) // one matrix shared by all 32 units
 	lse := make([]float32, fc.lseLen())
-	biasGrad := make([]float32, bias.(TrainableBias[float32]).GradLen())
+	biasGrad := make([]float32, bias.(position.TrainableBias[float32]).GradLen())
 	// results lists every output of both passes, in a fixed order.
 	results := [][]float32{p.o, lse, g.dq, g.dkv, biasGrad}
 	names := []string{"output", "lse", "dQ", "dK dV", "bias gradient"}
 	var first [][]float32
-	saved := flashSerialWork
-	defer func() { flashSerialWork = saved }()
-	flashSerialWork = 0 // spread the forward units over the workers
+	saved := flash.SerialWork
+	defer func() { flash.SerialWork = saved }()
+	flash.SerialWork = 0 // spread the forward units over the workers
 	for _, procs := range []int{2, 4, 2, 4, 1} {
 		runtime.GOMAXPROCS(procs)
 		var cache any
-		opt := flashOpts{blockK: 64, scratch: &cache}
+		opt := flash.Opts{BlockK: 64, Scratch: &cache}
 		for run := 0; run < 3; run++ {
-			flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, opt)
-			flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, biasGrad, opt)
+			flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, opt)
+			flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, biasGrad, opt)
 			if first == nil {
 				for _, r := range results {
 					first = append(first, append([]float32(nil), r...))
@@ -713,35 +700,35 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 	fc := flashCase{nSeq: 1, qLen: qLen, heads: heads, dHead: dHead}
 	p := newFlashProblem[float32](rng, fc, true)
 	lse := make([]float32, fc.lseLen())
-	bias := alibiKernelBias[float32](AlibiSlopes(heads), qLen)
+	bias := alibiKernelBias[float32](position.AlibiSlopes(heads), qLen)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	flashForward(p.seqs, qLen, heads, dHead, float32(fc.scale()), bias, lse, flashOpts{})
+	flash.Forward(p.seqs, qLen, heads, dHead, float32(fc.scale()), bias, lse, flash.Opts{})
 	runtime.ReadMemStats(&after)
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("T=%d: forward allocated %d bytes (T*T*4 = %d)", qLen, allocated, qLen*qLen*4)
 	// One score tile per worker plus gemm's packing buffers and goroutines:
 	// independent of T.
-	bq, bk := flashTiles(qLen, qLen, flashOpts{})
+	bq, bk := flash.Tiles(qLen, qLen, flash.Opts{})
 	if limit := uint64(1<<20 + workers()*bq*bk*4); allocated > limit {
 		t.Errorf("forward allocated %d bytes, want < %d", allocated, limit)
 	}
 	// Spot rows: the first, some middle ones and the last, against the
 	// float64 reference over the same keys.
 	for _, i := range []int{0, 1, 4097, qLen - 1} {
-		row := flashSeq[float32]{q: p.seqs[0].q[i*p.seqs[0].ldq:], k: p.seqs[0].k, v: p.seqs[0].v,
-			ldq: p.seqs[0].ldq, ldk: p.seqs[0].ldk, ldv: p.seqs[0].ldv, offset: i}
-		wantO, wantL := refAttention([]flashSeq[float32]{row}, 1, heads, dHead, fc.scale(), func(int) *tensor.Dense {
-			return AlibiBias(AlibiSlopes(heads), 1, i+1, i, true)
+		row := flash.Seq[float32]{Q: p.seqs[0].Q[i*p.seqs[0].LdQ:], K: p.seqs[0].K, V: p.seqs[0].V,
+			LdQ: p.seqs[0].LdQ, LdK: p.seqs[0].LdK, LdV: p.seqs[0].LdV, Offset: i}
+		wantO, wantL := refAttention([]flash.Seq[float32]{row}, 1, heads, dHead, fc.scale(), func(int) *tensor.Dense {
+			return position.AlibiBias(position.AlibiSlopes(heads), 1, i+1, i, true)
 		})
 		gotL := make([]float32, heads)
 		for h := range gotL {
 			gotL[h] = lse[h*qLen+i]
 		}
-		if e := maxRelErr(p.o[i*fc.d():(i+1)*fc.d()], wantO); e > 1e-5 {
+		if e := layerstest.RelErr(p.o[i*fc.d():(i+1)*fc.d()], wantO); e > 1e-5 {
 			t.Errorf("row %d: output error %.3g", i, e)
 		}
-		if e := maxRelErr(gotL, wantL); e > 1e-5 {
+		if e := layerstest.RelErr(gotL, wantL); e > 1e-5 {
 			t.Errorf("row %d: lse error %.3g", i, e)
 		}
 	}
@@ -752,22 +739,22 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 func TestFlashTiles(t *testing.T) {
 	for _, tc := range []struct {
 		qLen, kLen int
-		opt        flashOpts
+		opt        flash.Opts
 		bq, bk     int
 	}{
-		{128, 128, flashOpts{}, flashBlockQ, 128},
-		{7, 7, flashOpts{}, 7, 7},
-		{flashBlockK, flashBlockK, flashOpts{}, flashBlockQ, flashBlockK},
-		{flashBlockK + 1, flashBlockK + 1, flashOpts{}, flashBlockQ, flashBlockK},
-		{1, 8192, flashOpts{}, 1, flashDecodeBlockK},
-		{1, 300, flashOpts{}, 1, 300},
-		{24, 5000, flashOpts{}, 24, flashBlockK},
-		{100, 100, flashOpts{blockQ: 16, blockK: 24}, 16, 24},
-		{5, 9, flashOpts{blockQ: 16, blockK: 24}, 5, 9},
+		{128, 128, flash.Opts{}, flash.BlockQ, 128},
+		{7, 7, flash.Opts{}, 7, 7},
+		{flash.BlockK, flash.BlockK, flash.Opts{}, flash.BlockQ, flash.BlockK},
+		{flash.BlockK + 1, flash.BlockK + 1, flash.Opts{}, flash.BlockQ, flash.BlockK},
+		{1, 8192, flash.Opts{}, 1, flash.DecodeBlockK},
+		{1, 300, flash.Opts{}, 1, 300},
+		{24, 5000, flash.Opts{}, 24, flash.BlockK},
+		{100, 100, flash.Opts{BlockQ: 16, BlockK: 24}, 16, 24},
+		{5, 9, flash.Opts{BlockQ: 16, BlockK: 24}, 5, 9},
 	} {
-		bq, bk := flashTiles(tc.qLen, tc.kLen, tc.opt)
+		bq, bk := flash.Tiles(tc.qLen, tc.kLen, tc.opt)
 		if bq != tc.bq || bk != tc.bk {
-			t.Errorf("flashTiles(%d, %d, %+v) = %d, %d; want %d, %d", tc.qLen, tc.kLen, tc.opt, bq, bk, tc.bq, tc.bk)
+			t.Errorf("flash.Tiles(%d, %d, %+v) = %d, %d; want %d, %d", tc.qLen, tc.kLen, tc.opt, bq, bk, tc.bq, tc.bk)
 		}
 	}
 }

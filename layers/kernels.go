@@ -5,10 +5,8 @@ import (
 	"reflect"
 	"unsafe"
 
-	fastgemm "github.com/alibi-go/alibi/layers/internal/gemm"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"github.com/alibi-go/alibi/layers/parallel"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -32,6 +30,14 @@ func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) { parallel.Chun
 // decoding step.
 func serial(n, minChunk int) bool { return parallel.NumChunks(n, minChunk) <= 1 }
 
+// resize returns s with length n, reusing its storage when large enough.
+func resize[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
+}
+
 // parallelWorkers is parallelChunks that also tells fn which worker runs the
 // chunk, so that each can use its own scratch buffer.
 func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
@@ -41,49 +47,14 @@ func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 // workers is the number of goroutines the kernels run on.
 func workers() int { return parallel.Workers() }
 
-// workerScratch returns one buffer of n elements per worker, kept in *cache
-// and reused while the sizes stay the same.
-func workerScratch[T float](cache *any, n int) [][]T {
-	w := workers()
-	if b, ok := (*cache).([][]T); ok && len(b) == w && len(b[0]) == n {
-		return b
-	}
-	b := make([][]T, w)
-	for i := range b {
-		b[i] = make([]T, n)
-	}
-	*cache = b
-	return b
-}
-
-// gemm computes C = alpha*op(A)*op(B) + beta*C (row-major) for the custom
-// ops. They call it from several goroutines at once (one per attention
-// head), so it runs on the calling goroutine: float32 with the package's
-// AVX2 kernel, float64 (gradient checks) with gonum.
-func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	switch a := any(a).(type) {
-	case []float32:
-		fastgemm.Sgemm(tA, tB, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, 1)
-	case []float64:
-		ta, tb := blas.NoTrans, blas.NoTrans
-		if tA {
-			ta = blas.Trans
-		}
-		if tB {
-			tb = blas.Trans
-		}
-		gonum.Implementation{}.Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	}
-}
-
-// gemmAll is gemm spread over every core, for the large products of one op
+// gemmAll is flash.Gemm spread over every core, for the large products of one op
 // (Linear): float32 with the build's sgemmAll, float64 with gonum.
 func gemmAll[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if a32, ok := any(a).([]float32); ok {
 		sgemmAll(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 		return
 	}
-	gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	flash.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // elems returns the elements of t, whose dtype must be E, read in place.

@@ -1,6 +1,10 @@
 package layers
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/alibi-go/alibi/layers/internal/flash"
+)
 
 // Positions are the absolute positions of a batch of sequences that are
 // decoded incrementally: sequence b has Len[b] tokens behind it, so its next
@@ -55,9 +59,9 @@ type KVCache struct {
 	pos          *Positions
 	d            int // the model width: heads * dHead
 	heads, dHead int
-	k, v         [][]float32         // per sequence: heads blocks of rows[b] rows of dHead
-	rows         []int               // the rows each of the sequence's blocks has room for
-	seqs         []flashSeq[float32] // store's result, reused
+	k, v         [][]float32          // per sequence: heads blocks of rows[b] rows of dHead
+	rows         []int                // the rows each of the sequence's blocks has room for
+	seqs         []flash.Seq[float32] // store's result, reused
 }
 
 // NewKVCache returns an empty cache of keys and values of width d (the
@@ -104,7 +108,7 @@ func (c *KVCache) reserve(b, n, need int) {
 // rows, and returns the kernel's views (valid until the next call): the new
 // queries against every cached key and value, the output rows in out. The
 // positions are not advanced: the decoder does it once every layer has run.
-func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], error) {
+func (c *KVCache) store(qkv, out []float32, qLen int) ([]flash.Seq[float32], error) {
 	active := c.pos.active
 	d, dh := c.d, c.dHead
 	if len(qkv) != len(active)*qLen*3*d {
@@ -125,8 +129,8 @@ func (c *KVCache) store(qkv, out []float32, qLen int) ([]flashSeq[float32], erro
 				copy(c.v[b][at:at+dh], row[2*d+h*dh:])
 			}
 		}
-		seqs[r] = flashSeq[float32]{q: rows, k: c.k[b], v: c.v[b], o: out[r*qLen*d:],
-			ldq: 3 * d, ldk: dh, ldv: dh, ldo: d, offset: n, hk: hs, hv: hs}
+		seqs[r] = flash.Seq[float32]{Q: rows, K: c.k[b], V: c.v[b], O: out[r*qLen*d:],
+			LdQ: 3 * d, LdK: dh, LdV: dh, LdO: d, Offset: n, HK: hs, HV: hs}
 	}
 	return seqs, nil
 }

@@ -1,6 +1,8 @@
 package layers
 
 import (
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math/rand/v2"
 	"testing"
 
@@ -17,7 +19,7 @@ type cachedAttention struct {
 	vm  G.VM
 }
 
-func newCachedAttention(t *testing.T, cache *KVCache, scheme BiasScheme, slopes []float32, batch, q, heads, d int) *cachedAttention {
+func newCachedAttention(t *testing.T, cache *KVCache, scheme position.BiasScheme, slopes []float32, batch, q, heads, d int) *cachedAttention {
 	t.Helper()
 	g := G.NewGraph()
 	c := &cachedAttention{in: make([]float32, batch*q*3*d)}
@@ -50,8 +52,8 @@ func (c *cachedAttention) run(t *testing.T, rows []float32) []float32 {
 func TestCachedAttentionEqualsFull(t *testing.T) {
 	const heads, dHead, tlen = 4, 8, 61
 	d := heads * dHead
-	slopes := AlibiSlopes(heads)
-	for _, scheme := range []BiasScheme{AlibiScheme{}, nil} {
+	slopes := position.AlibiSlopes(heads)
+	for _, scheme := range []position.BiasScheme{position.AlibiScheme{}, nil} {
 		rng := rand.New(rand.NewPCG(4, 5))
 		// Three sequences of their own lengths.
 		lens := []int{tlen, 33, 9}
@@ -70,7 +72,7 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 		check := func(b, from int, got []float32, rows int) {
 			t.Helper()
 			want := full[b][from*d : (from+rows)*d]
-			if e := relErr(got[:rows*d], want); !(e <= 1e-5) {
+			if e := layerstest.RelErr(got[:rows*d], want); !(e <= 1e-5) {
 				t.Fatalf("%v: sequence %d rows %d..%d: error %.3g against the full pass", scheme, b, from, from+rows-1, e)
 			}
 		}

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
 	"math"
 
 	"github.com/alibi-go/alibi/layers/internal/vmath"
@@ -251,7 +252,7 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 					o.ones[i] = 1
 				}
 			}
-			gemm(false, false, 1, d, rows, 1, o.ones, rows, g, d, 0, elems[float32](out), d)
+			flash.Gemm(false, false, 1, d, rows, 1, o.ones, rows, g, d, 0, elems[float32](out), d)
 			break
 		}
 		sumRows(g, elems[float32](out), d)

@@ -2,6 +2,8 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/position"
 	"math/rand/v2"
 	"testing"
 )
@@ -17,23 +19,23 @@ import (
 // benchSchemes are the schemes compared, with parameters for benchHeads.
 func benchSchemes() []struct {
 	name   string
-	scheme BiasScheme
+	scheme position.BiasScheme
 	params []float32
 } {
 	rng := rand.New(rand.NewPCG(3, 4))
-	t5 := make([]float32, T5Buckets*benchHeads)
+	t5 := make([]float32, position.T5Buckets*benchHeads)
 	for i := range t5 {
 		t5[i] = float32(rng.NormFloat64())
 	}
 	return []struct {
 		name   string
-		scheme BiasScheme
+		scheme position.BiasScheme
 		params []float32
 	}{
-		{"alibi", AlibiScheme{}, AlibiSlopes(benchHeads)},
-		{"t5", T5Scheme{}, t5},
-		{"kerple", KerpleScheme{}, KerpleInit(rng, benchHeads)},
-		{"fire", FireScheme{}, FireScheme{}.Init(rng, benchHeads, 512)},
+		{"alibi", position.AlibiScheme{}, position.AlibiSlopes(benchHeads)},
+		{"t5", position.T5Scheme{}, t5},
+		{"kerple", position.KerpleScheme{}, position.KerpleInit(rng, benchHeads)},
+		{"fire", position.FireScheme{}, position.FireScheme{}.Init(rng, benchHeads, 512)},
 	}
 }
 
@@ -46,7 +48,7 @@ func BenchmarkSchemesForward(b *testing.B) {
 				var scratch any
 				for b.Loop() {
 					bias := s.scheme.Bias32(s.params, fc.heads, fc.kLen())
-					flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flashOpts{scratch: &scratch})
+					flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flash.Opts{Scratch: &scratch})
 				}
 				reportTokens(b, fc.nSeq*t)
 			})
@@ -63,14 +65,14 @@ func BenchmarkSchemesBackward(b *testing.B) {
 			b.Run(fmt.Sprintf("T=%d/%s", t, s.name), func(b *testing.B) {
 				var scratch any
 				bias := s.scheme.Bias32(s.params, fc.heads, fc.kLen())
-				flashForward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flashOpts{scratch: &scratch})
+				flash.Forward(fb.p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, flash.Opts{Scratch: &scratch})
 				out := make([]float32, len(s.params))
 				for b.Loop() {
 					var biasGrad []float32
-					if lb, ok := bias.(TrainableBias[float32]); ok && s.scheme.Trainable() {
+					if lb, ok := bias.(position.TrainableBias[float32]); ok && s.scheme.Trainable() {
 						biasGrad = make([]float32, lb.GradLen())
 					}
-					flashBackward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, biasGrad, flashOpts{scratch: &scratch})
+					flash.Backward(fb.p.seqs, fb.g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, fb.lse, biasGrad, flash.Opts{Scratch: &scratch})
 					if biasGrad != nil {
 						s.scheme.ParamGrad32(s.params, biasGrad, out)
 					}

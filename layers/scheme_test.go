@@ -2,6 +2,9 @@ package layers
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -16,7 +19,7 @@ import (
 // Tests shared by the learned bias schemes (T5, KERPLE, FIRE). Each case
 // pairs a scheme and its parameters with a reference: the scheme's formula
 // written out directly in float64 (its own code, not the scheme's), from
-// which the tests materialise (H, T, T) biases for FullBiasScheme and
+// which the tests materialise (H, T, T) biases for layerstest.FullBiasScheme and
 // refAttention.
 
 // schemeCase is a scheme under test: its parameters (shape and values) and
@@ -24,7 +27,7 @@ import (
 // computed from the current values of params.
 type schemeCase struct {
 	name   string
-	scheme BiasScheme
+	scheme position.BiasScheme
 	heads  int
 	shape  []int
 	params []float64
@@ -35,11 +38,11 @@ func (sc schemeCase) String() string { return sc.name }
 
 // t5Case is a T5 table of N(0, 1) entries.
 func t5Case(rng *rand.Rand, heads int) schemeCase {
-	p := make([]float64, T5Buckets*heads)
+	p := make([]float64, position.T5Buckets*heads)
 	for i := range p {
 		p[i] = rng.NormFloat64()
 	}
-	return schemeCase{name: fmt.Sprintf("t5 H=%d", heads), scheme: T5Scheme{}, heads: heads, shape: []int{T5Buckets, heads}, params: p,
+	return schemeCase{name: fmt.Sprintf("t5 H=%d", heads), scheme: position.T5Scheme{}, heads: heads, shape: []int{position.T5Buckets, heads}, params: p,
 		ref: func(p []float64, h, i, j int) float64 { return p[defaultT5Bucket(i-j)*heads+h] }}
 }
 
@@ -48,7 +51,7 @@ var t5Buckets []int
 
 func defaultT5Bucket(n int) int {
 	for len(t5Buckets) <= n {
-		t5Buckets = append(t5Buckets, exactT5Bucket(len(t5Buckets), T5Buckets, T5MaxDistance))
+		t5Buckets = append(t5Buckets, exactT5Bucket(len(t5Buckets), position.T5Buckets, position.T5MaxDistance))
 	}
 	return t5Buckets[n]
 }
@@ -60,15 +63,15 @@ func kerpleCase(rng *rand.Rand, heads int) schemeCase {
 		p[h] = 0.1 + 1.9*rng.Float64()
 		p[heads+h] = 0.1 + 0.9*rng.Float64()
 	}
-	return schemeCase{name: fmt.Sprintf("kerple H=%d", heads), scheme: KerpleScheme{}, heads: heads, shape: []int{2, heads}, params: p,
+	return schemeCase{name: fmt.Sprintf("kerple H=%d", heads), scheme: position.KerpleScheme{}, heads: heads, shape: []int{2, heads}, params: p,
 		ref: func(p []float64, h, i, j int) float64 { return -p[h] * math.Log(1+p[heads+h]*float64(i-j)) }}
 }
 
 // fireCase has W1, b1 ~ N(0, 1), W2, b2 ~ N(0, 0.5^2), c ~ U(0.05, 0.5) and
 // the given threshold L.
 func fireCase(rng *rand.Rand, heads int, l float64) schemeCase {
-	lay := NewFireLayout(heads)
-	p := make([]float64, FireParamLen(heads))
+	lay := position.NewFireLayout(heads)
+	p := make([]float64, position.FireParamLen(heads))
 	for i := range p {
 		sd := 1.0
 		if i >= lay.W2 {
@@ -78,17 +81,17 @@ func fireCase(rng *rand.Rand, heads int, l float64) schemeCase {
 	}
 	p[lay.C] = 0.05 + 0.45*rng.Float64()
 	p[lay.L] = l
-	return schemeCase{name: fmt.Sprintf("fire H=%d L=%g", heads, l), scheme: FireScheme{}, heads: heads, shape: []int{len(p)}, params: p,
+	return schemeCase{name: fmt.Sprintf("fire H=%d L=%g", heads, l), scheme: position.FireScheme{}, heads: heads, shape: []int{len(p)}, params: p,
 		ref: func(p []float64, h, i, j int) float64 { return fireRef(p, heads, h, i, j) }}
 }
 
 // fireScaledCase is fireCase with the threshold stored in units of l0
-// (FireScheme{L0: l0}): the parameter is l/l0.
+// (position.FireScheme{L0: l0}): the parameter is l/l0.
 func fireScaledCase(rng *rand.Rand, heads int, l float64, l0 int) schemeCase {
 	sc := fireCase(rng, heads, l)
-	lay := NewFireLayout(heads)
+	lay := position.NewFireLayout(heads)
 	sc.params[lay.L] = l / float64(l0)
-	sc.scheme = FireScheme{L0: l0}
+	sc.scheme = position.FireScheme{L0: l0}
 	sc.name = fmt.Sprintf("fire H=%d L=%g as %g x L0=%d", heads, l, sc.params[lay.L], l0)
 	sc.ref = func(p []float64, h, i, j int) float64 {
 		q := append([]float64(nil), p...)
@@ -101,11 +104,11 @@ func fireScaledCase(rng *rand.Rand, heads int, l float64, l0 int) schemeCase {
 // fireRef is FIRE's bias by its definition: the MLP evaluated unit by unit
 // on u = log(1 + c (i-j)) / log(1 + c max(L, i)).
 func fireRef(p []float64, heads, h, i, j int) float64 {
-	lay := NewFireLayout(heads)
+	lay := position.NewFireLayout(heads)
 	c, l := p[lay.C], p[lay.L]
 	u := math.Log(1+c*float64(i-j)) / math.Log(1+c*math.Max(l, float64(i)))
 	out := p[lay.B2+h]
-	for k := 0; k < FireWidth; k++ {
+	for k := 0; k < position.FireWidth; k++ {
 		out += p[lay.W2+k*heads+h] * math.Max(0, p[lay.W1+k]*u+p[lay.B1+k])
 	}
 	return out
@@ -135,7 +138,7 @@ func exactT5Bucket(n, b, m int) int {
 }
 
 // materialise returns the (heads, qLen, kLen) float32 bias of the case for
-// queries at offset..offset+qLen-1: ref where j <= i, MaskValue above.
+// queries at offset..offset+qLen-1: ref where j <= i, position.MaskValue above.
 func (sc schemeCase) materialise(qLen, kLen, offset int) *tensor.Dense {
 	data := make([]float32, sc.heads*qLen*kLen)
 	for h := 0; h < sc.heads; h++ {
@@ -143,7 +146,7 @@ func (sc schemeCase) materialise(qLen, kLen, offset int) *tensor.Dense {
 			i := offset + r
 			row := data[(h*qLen+r)*kLen:][:kLen]
 			for j := range row {
-				row[j] = MaskValue
+				row[j] = position.MaskValue
 				if j <= i {
 					row[j] = float32(sc.ref(sc.params, h, i, j))
 				}
@@ -194,7 +197,7 @@ func (sc schemeCase) params64() *tensor.Dense {
 	return tensor.New(tensor.WithShape(sc.shape...), tensor.WithBacking(slices.Clone(sc.params)))
 }
 
-// The op with each learned scheme equals the op with FullBiasScheme fed
+// The op with each learned scheme equals the op with layerstest.FullBiasScheme fed
 // the case's materialised bias, in float32 to 1e-5 relative: output, qkv
 // gradient, and the parameters' gradient against the full bias's gradient
 // folded through the reference formula. Lengths cross the tiles, T5's
@@ -213,7 +216,7 @@ func TestSchemesEqualMaterialised(t *testing.T) {
 		{kerpleCase(rng, 3), 1, 150, 4},
 		{fireCase(rng, 4, 200), 2, 70, 8}, // every row within L
 		{fireCase(rng, 2, 40.5), 2, 90, 8},
-		{fireCase(rng, 3, 3.5), 1, 150, 4}, // not L = 3: see FireScheme on integer L
+		{fireCase(rng, 3, 3.5), 1, 150, 4}, // not L = 3: see position.FireScheme on integer L
 		{fireScaledCase(rng, 2, 40.5, 16), 2, 90, 8},
 	} {
 		name := fmt.Sprintf("%v B=%d T=%d", tc.sc, tc.batch, tc.tlen)
@@ -222,12 +225,12 @@ func TestSchemesEqualMaterialised(t *testing.T) {
 		r := randF32(rng, 1, tc.batch*tc.tlen*d)
 		out, grads := attentionRun(t, qkv, tc.sc.params32(), AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, Bias: tc.sc.scheme}, r)
 		full := tc.sc.materialise(tc.tlen, tc.tlen, 0)
-		wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, Bias: FullBiasScheme{}}, r)
+		wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, Bias: layerstest.FullBiasScheme{}}, r)
 		if len(grads) != 2 || len(wantGrads) != 2 {
 			t.Fatalf("%s: %d and %d gradients, want qkv's and the parameters'", name, len(grads), len(wantGrads))
 		}
 		wantP := tc.sc.foldRef(wantGrads[1], tc.tlen)
-		eo, eq, ep := relErr(out, wantOut), relErr(grads[0], wantGrads[0]), relErr(grads[1], wantP)
+		eo, eq, ep := layerstest.RelErr(out, wantOut), layerstest.RelErr(grads[0], wantGrads[0]), layerstest.RelErr(grads[1], wantP)
 		wo.see(name, eo)
 		wq.see(name, eq)
 		wp.see(name, ep)
@@ -288,13 +291,13 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 		for b, n := range lens {
 			seqs[b] = randF32(rng, 1, n*3*d)
 			full[b], _ = attentionRun(t, tensor.New(tensor.WithShape(n, 3*d), tensor.WithBacking(seqs[b])), sc.materialise(n, n, 0),
-				AttentionConfig{Heads: heads, QueryLen: n, Bias: FullBiasScheme{}}, nil)
+				AttentionConfig{Heads: heads, QueryLen: n, Bias: layerstest.FullBiasScheme{}}, nil)
 		}
 		pos := NewPositions(len(lens))
 		cache := NewKVCache(pos, heads, d)
 		check := func(b, from int, got []float32, rows int) {
 			t.Helper()
-			e := relErr(got[:rows*d], full[b][from*d:(from+rows)*d])
+			e := layerstest.RelErr(got[:rows*d], full[b][from*d:(from+rows)*d])
 			name := fmt.Sprintf("%v sequence %d rows %d..%d", sc, b, from, from+rows-1)
 			w.see(name, e)
 			if !(e <= 1e-5) {
@@ -359,12 +362,12 @@ func TestSchemesLong(t *testing.T) {
 			cache.bias(sc.scheme, convertTo[float32](sc.params), fc.heads, fc.kLen()/3)
 			bias := cache.bias(sc.scheme, convertTo[float32](sc.params), fc.heads, fc.kLen())
 			lse := make([]float32, fc.lseLen())
-			flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flashOpts{})
+			flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flash.Opts{})
 			ref := sc.materialise(fc.qLen, fc.kLen(), fc.offset)
 			wantO, wantL := refAttention(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), func(int) *tensor.Dense { return ref })
 			got, _ := p.output()
 			name := fmt.Sprintf("%v %+v", sc, fc)
-			eo, el := maxRelErr(got, wantO), maxRelErr(lse, wantL)
+			eo, el := layerstest.RelErr(got, wantO), layerstest.RelErr(lse, wantL)
 			w.see(name, max(eo, el))
 			if eo > 1e-5 || el > 1e-5 {
 				t.Errorf("%s: output error %.3g, lse error %.3g", name, eo, el)
@@ -403,8 +406,8 @@ func TestSchemesGradient(t *testing.T) {
 }
 
 // The parameters' gradient with queries after a cache (q != k, which the
-// op cannot differentiate, so at the kernel level: flashForward,
-// flashBackward and paramGrad) equals central finite differences of the
+// op cannot differentiate, so at the kernel level: flash.Forward,
+// flash.Backward and paramGrad) equals central finite differences of the
 // float64 forward pass, with automatic and small tiles. One kernel-bias
 // cache serves every evaluation, so a stale bias after a parameter change
 // would show. FIRE's threshold splits the queries (L = 7.5, queries at
@@ -422,7 +425,7 @@ func TestSchemesKernelParamGradient(t *testing.T) {
 		{fireCase(rng, 2, 7.5), flashCase{nSeq: 2, qLen: 4, offset: 6, heads: 2, dHead: 3}},
 		{fireCase(rng, 2, 2.5), flashCase{nSeq: 1, qLen: 3, offset: 7, heads: 2, dHead: 2}},
 	} {
-		for _, opt := range []flashOpts{{}, {blockQ: 2, blockK: 3}} {
+		for _, opt := range []flash.Opts{{}, {BlockQ: 2, BlockK: 3}} {
 			name := fmt.Sprintf("%v %+v %s", tc.sc, tc.fc, tileName(opt))
 			t.Run(name, func(t *testing.T) {
 				fc := tc.fc
@@ -430,14 +433,14 @@ func TestSchemesKernelParamGradient(t *testing.T) {
 				g := newGradients(rng, p)
 				params := slices.Clone(tc.sc.params)
 				var cache biasMemo[float64]
-				tile := func() KernelBias[float64] {
+				tile := func() position.KernelBias[float64] {
 					return cache.bias(tc.sc.scheme, params, fc.heads, fc.kLen())
 				}
 				bias := tile()
 				lse := make([]float64, fc.lseLen())
-				flashForward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
-				biasGrad := make([]float64, bias.(TrainableBias[float64]).GradLen())
-				flashBackward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
+				flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, opt)
+				biasGrad := make([]float64, bias.(position.TrainableBias[float64]).GradLen())
+				flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, fc.scale(), bias, lse, biasGrad, opt)
 				analytic := make([]float64, len(params))
 				tc.sc.scheme.ParamGrad64(params, biasGrad, analytic)
 				checkFiniteDiff(t, name+" dParams", params, analytic, 1, 1, func() float64 { return flashLoss(p, g, tile(), opt) }, &w)
@@ -502,17 +505,17 @@ func TestSchemesRejectShapes(t *testing.T) {
 	g := G.NewGraph()
 	qkv := G.NewTensor(g, G.Float32, 2, G.WithShape(8, 24), G.WithName("qkv"))
 	for _, tc := range []struct {
-		scheme BiasScheme
+		scheme position.BiasScheme
 		shape  []int
 	}{
-		{T5Scheme{}, []int{32, 3}},
-		{T5Scheme{}, []int{16, 2}},
-		{T5Scheme{}, []int{64}},
-		{T5Scheme{Buckets: 8, MaxDistance: 4}, []int{8, 2}},
-		{KerpleScheme{}, []int{2, 3}},
-		{KerpleScheme{}, []int{4}},
-		{FireScheme{}, []int{FireParamLen(3)}},
-		{FireScheme{}, []int{1, FireParamLen(2)}},
+		{position.T5Scheme{}, []int{32, 3}},
+		{position.T5Scheme{}, []int{16, 2}},
+		{position.T5Scheme{}, []int{64}},
+		{position.T5Scheme{Buckets: 8, MaxDistance: 4}, []int{8, 2}},
+		{position.KerpleScheme{}, []int{2, 3}},
+		{position.KerpleScheme{}, []int{4}},
+		{position.FireScheme{}, []int{position.FireParamLen(3)}},
+		{position.FireScheme{}, []int{1, position.FireParamLen(2)}},
 	} {
 		p := G.NewTensor(g, G.Float32, len(tc.shape), G.WithShape(tc.shape...), G.WithName(fmt.Sprintf("p%v%v", tc.scheme.Name(), tc.shape)))
 		if _, err := Attention(qkv, p, AttentionConfig{Heads: 2, QueryLen: 8, Bias: tc.scheme}); err == nil {
@@ -531,7 +534,7 @@ func TestT5SharedAcrossLayers(t *testing.T) {
 	d := heads * dHead
 	ins := []*tensor.Dense{randDense(rng, 1, batch*tlen, 3*d), randDense(rng, 1, batch*tlen, 3*d), sc.params64()}
 	gradCheck(t, ins, []int{0, 1, 2}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-		cfg := AttentionConfig{Heads: heads, QueryLen: tlen, Bias: T5Scheme{}}
+		cfg := AttentionConfig{Heads: heads, QueryLen: tlen, Bias: position.T5Scheme{}}
 		a, err := Attention(in[0], in[2], cfg)
 		if err != nil {
 			return nil, err

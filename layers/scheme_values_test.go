@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,7 +11,7 @@ import (
 // kernelRow returns the biases the kernel bias of scheme (for params, in
 // float64 and float32) adds for head h to the keys j0..pos of the query at
 // pos: out[x] is the bias of the key j0+x, at distance pos-j0-x.
-func kernelRow(scheme BiasScheme, params []float64, heads, kLen, h, pos, j0 int) (b64 []float64, b32 []float32) {
+func kernelRow(scheme position.BiasScheme, params []float64, heads, kLen, h, pos, j0 int) (b64 []float64, b32 []float32) {
 	b64 = make([]float64, pos-j0+1)
 	scheme.Bias64(params, heads, kLen).Add(h, pos, j0, b64)
 	b32 = make([]float32, pos-j0+1)
@@ -28,7 +29,7 @@ type biasValue struct {
 // float64 to 1e-12 and float32 to 1e-6 (absolute, with |want| <= 3), for
 // whole rows (j0 = 0) and for rows starting at the key itself (j0 = pos-d:
 // the first and farthest key of a tile).
-func checkValues(t *testing.T, scheme BiasScheme, params []float64, heads, kLen int, values []biasValue) {
+func checkValues(t *testing.T, scheme position.BiasScheme, params []float64, heads, kLen int, values []biasValue) {
 	t.Helper()
 	for _, v := range values {
 		for _, j0 := range []int{0, v.pos - v.d} {
@@ -49,10 +50,10 @@ func checkValues(t *testing.T, scheme BiasScheme, params []float64, heads, kLen 
 // general exact rule too.
 func TestT5Bucket(t *testing.T) {
 	for n := 0; n <= 2000; n++ {
-		if got, want := (T5Scheme{}).Bucket(n), exactT5Bucket(n, 32, 128); got != want {
+		if got, want := (position.T5Scheme{}).Bucket(n), exactT5Bucket(n, 32, 128); got != want {
 			t.Errorf("bucket(%d) = %d, exact %d", n, got, want)
 		}
-		if got, want := (T5Scheme{Buckets: 8, MaxDistance: 20}).Bucket(n), exactT5Bucket(n, 8, 20); got != want {
+		if got, want := (position.T5Scheme{Buckets: 8, MaxDistance: 20}).Bucket(n), exactT5Bucket(n, 8, 20); got != want {
 			t.Errorf("8 buckets up to 20: bucket(%d) = %d, exact %d", n, got, want)
 		}
 	}
@@ -66,7 +67,7 @@ func TestT5Bucket(t *testing.T) {
 		{127, 31}, // floor(15.94)
 		{128, 31}, {129, 31}, {100000, 31},
 	} {
-		if got := (T5Scheme{}).Bucket(tc.n); got != tc.want {
+		if got := (position.T5Scheme{}).Bucket(tc.n); got != tc.want {
 			t.Errorf("bucket(%d) = %d, want %d", tc.n, got, tc.want)
 		}
 	}
@@ -76,8 +77,8 @@ func TestT5Bucket(t *testing.T) {
 // table[b][h] = 100 b + h every bias names its bucket.
 func TestT5Values(t *testing.T) {
 	const heads = 3
-	p := make([]float64, T5Buckets*heads)
-	for b := 0; b < T5Buckets; b++ {
+	p := make([]float64, position.T5Buckets*heads)
+	for b := 0; b < position.T5Buckets; b++ {
 		for h := 0; h < heads; h++ {
 			p[b*heads+h] = float64(100*b + h)
 		}
@@ -85,7 +86,7 @@ func TestT5Values(t *testing.T) {
 	for _, kLen := range []int{1, 40, 300} {
 		for h := 0; h < heads; h++ {
 			pos := kLen - 1
-			b64, _ := kernelRow(T5Scheme{}, p, heads, kLen, h, pos, 0)
+			b64, _ := kernelRow(position.T5Scheme{}, p, heads, kLen, h, pos, 0)
 			for x, got := range b64 {
 				if want := float64(100*exactT5Bucket(pos-x, 32, 128) + h); got != want {
 					t.Fatalf("keys %d, head %d, distance %d: bias %g, want %g", kLen, h, pos-x, got, want)
@@ -98,7 +99,7 @@ func TestT5Values(t *testing.T) {
 // KERPLE biases at known distances: r1 = (0.5, 1.5), r2 = (2, 0.25).
 func TestKerpleValues(t *testing.T) {
 	p := []float64{0.5, 1.5, 2, 0.25}
-	checkValues(t, KerpleScheme{}, p, 2, 40, []biasValue{
+	checkValues(t, position.KerpleScheme{}, p, 2, 40, []biasValue{
 		{0, 5, 0, 0},                     // -0.5 log(1) = 0
 		{1, 5, 0, 0},                     // -1.5 log(1) = 0
 		{0, 5, 1, -0.5493061443340549},   // -0.5 log(1 + 2*1) = -0.5 log 3
@@ -118,14 +119,14 @@ func TestKerpleValues(t *testing.T) {
 // u(d=3) = 1 and f0 = 1 instead of 1/3.
 func TestFireValues(t *testing.T) {
 	const heads = 2
-	lay := NewFireLayout(heads)
-	p := make([]float64, FireParamLen(heads))
+	lay := position.NewFireLayout(heads)
+	p := make([]float64, position.FireParamLen(heads))
 	p[lay.W1+0], p[lay.B1+0] = 1, 0
 	p[lay.W1+1], p[lay.B1+1] = -2, 1
 	p[lay.W2+0*heads+0], p[lay.W2+1*heads+0], p[lay.B2+0] = 2, 3, -1
 	p[lay.W2+0*heads+1], p[lay.W2+1*heads+1], p[lay.B2+1] = -1, 0, 0.5
 	p[lay.C], p[lay.L] = 1, 3
-	checkValues(t, FireScheme{}, p, heads, 12, []biasValue{
+	checkValues(t, position.FireScheme{}, p, heads, 12, []biasValue{
 		// Row 2 (<= L): u = log(1+d)/log 4.
 		{0, 2, 0, 2},                   // u = 0: 0 + 3 - 1
 		{1, 2, 0, 0.5},                 // -0 + 0.5
@@ -159,7 +160,7 @@ func TestProjectAndInit(t *testing.T) {
 		in, want float32
 	}{{-1, 0.01}, {0, 0.01}, {0.005, 0.01}, {nan, 0.01}, {0.01, 0.01}, {0.7, 0.7}, {3, 3}, {inf, inf}} {
 		p := []float32{tc.in}
-		KerpleScheme{}.Project(p)
+		position.KerpleScheme{}.Project(p)
 		if math.Float32bits(p[0]) != math.Float32bits(tc.want) {
 			t.Errorf("KERPLE Project(%g) = %g, want %g", tc.in, p[0], tc.want)
 		}
@@ -168,40 +169,40 @@ func TestProjectAndInit(t *testing.T) {
 		{0.1, 128, 0.1, 128}, {-0.5, 0.5, 1e-3, 1}, {0, -3, 1e-3, 1}, {nan, nan, 1e-3, 1}, {2e-3, 1, 2e-3, 1},
 	} {
 		p := []float32{0.3, -0.2, tc.c, tc.l}
-		FireScheme{}.Project(p)
+		position.FireScheme{}.Project(p)
 		if p[0] != 0.3 || p[1] != -0.2 || p[2] != tc.wantC || p[3] != tc.wantL {
 			t.Errorf("FIRE Project(c %g, L %g) = %v, want MLP unchanged, c %g, L %g", tc.c, tc.l, p, tc.wantC, tc.wantL)
 		}
 	}
-	var _ Projector = KerpleScheme{}
-	var _ Projector = FireScheme{}
-	if _, ok := any(T5Scheme{}).(Projector); ok {
-		t.Error("T5Scheme is a Projector; its table is unconstrained")
+	var _ position.Projector = position.KerpleScheme{}
+	var _ position.Projector = position.FireScheme{}
+	if _, ok := any(position.T5Scheme{}).(position.Projector); ok {
+		t.Error("T5Scheme is a position.Projector; its table is unconstrained")
 	}
 
 	const heads = 8
-	k := KerpleInit(rand.New(rand.NewPCG(1, 2)), heads)
-	if len(k) != 2*heads || !slices.Equal(k, KerpleInit(rand.New(rand.NewPCG(1, 2)), heads)) {
+	k := position.KerpleInit(rand.New(rand.NewPCG(1, 2)), heads)
+	if len(k) != 2*heads || !slices.Equal(k, position.KerpleInit(rand.New(rand.NewPCG(1, 2)), heads)) {
 		t.Fatalf("KerpleInit: %d values or not reproducible", len(k))
 	}
 	for h := 0; h < heads; h++ {
-		if r1, r2 := k[h], k[heads+h]; !(r1 >= KerpleMin && r1 < 2 && r2 >= KerpleMin && r2 < 1) {
+		if r1, r2 := k[h], k[heads+h]; !(r1 >= position.KerpleMin && r1 < 2 && r2 >= position.KerpleMin && r2 < 1) {
 			t.Errorf("KerpleInit head %d: r1 %g, r2 %g outside [0.01, 2) and [0.01, 1)", h, r1, r2)
 		}
 	}
 
-	f := FireScheme{}.Init(rand.New(rand.NewPCG(3, 4)), heads, 128)
-	lay := NewFireLayout(heads)
-	if len(f) != FireParamLen(heads) || len(f) != 32*10+8+2 || !slices.Equal(f, FireScheme{}.Init(rand.New(rand.NewPCG(3, 4)), heads, 128)) {
-		t.Fatalf("FireInit: %d values (want %d) or not reproducible", len(f), FireParamLen(heads))
+	f := position.FireScheme{}.Init(rand.New(rand.NewPCG(3, 4)), heads, 128)
+	lay := position.NewFireLayout(heads)
+	if len(f) != position.FireParamLen(heads) || len(f) != 32*10+8+2 || !slices.Equal(f, position.FireScheme{}.Init(rand.New(rand.NewPCG(3, 4)), heads, 128)) {
+		t.Fatalf("FireInit: %d values (want %d) or not reproducible", len(f), position.FireParamLen(heads))
 	}
-	if lay.C != len(f)-2 || lay.L != len(f)-1 || lay.B2 != lay.W2+FireWidth*heads || lay.W2 != 2*FireWidth {
+	if lay.C != len(f)-2 || lay.L != len(f)-1 || lay.B2 != lay.W2+position.FireWidth*heads || lay.W2 != 2*position.FireWidth {
 		t.Errorf("layout %+v for %d values", lay, len(f))
 	}
-	if f[lay.C] != FireInitC || f[lay.L] != 128 {
-		t.Errorf("FireInit: c %g, L %g, want %g, 128", f[lay.C], f[lay.L], float32(FireInitC))
+	if f[lay.C] != position.FireInitC || f[lay.L] != 128 {
+		t.Errorf("FireInit: c %g, L %g, want %g, 128", f[lay.C], f[lay.L], float32(position.FireInitC))
 	}
-	s := float32(1 / math.Sqrt(FireWidth))
+	s := float32(1 / math.Sqrt(position.FireWidth))
 	for i, v := range f[:lay.C] {
 		bound := float32(1)
 		if i >= lay.W2 {

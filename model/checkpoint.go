@@ -20,7 +20,7 @@ import (
 // (optimizer moments) and metadata strings (step, RNG and data positions).
 //
 // On disk it is one safetensors file: weights under their names, the
-// position scheme's buffer (layers.PositionScheme Buffer) under
+// position scheme's buffer (position.Scheme Buffer) under
 // "buffers.<its name>" (the ALiBi slopes as "buffers.alibi_slopes"), extra
 // tensors under their own names, and
 // in the metadata the config as JSON ("config"), a format tag ("format") and

@@ -1,7 +1,8 @@
 package model
 
 import (
-	"fmt"
+	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -181,32 +182,32 @@ func newComposedModel(t *testing.T, m *Model, batch, length int, ids, targets []
 	x := must(G.Mul(input(tensor.New(tensor.WithShape(n, v), tensor.WithBacking(oneHot)), "ref:onehot"), param[nameTokEmb]))
 	x = must(G.HadamardProd(x, G.NewConstant(float32(math.Sqrt(float64(d))), G.WithName("ref:sqrt_d"))))
 	if cfg.Pos == PosSinusoidal {
-		table := input(layers.SinusoidalTable(length, d), "ref:sinusoidal")
+		table := input(position.SinusoidalTable(length, d), "ref:sinusoidal")
 		x3 := must(G.Reshape(x, tensor.Shape{batch, length, d}))
 		t3 := must(G.Reshape(table, tensor.Shape{1, length, d}))
 		x = must(G.Reshape(must(G.BroadcastAdd(t3, x3, []byte{0}, nil)), tensor.Shape{n, d}))
 	}
 	var bias *tensor.Dense
 	if cfg.Pos == PosALiBi {
-		bias = layers.AlibiBias(layers.AlibiSlopes(cfg.NHeads), length, length, 0, true)
+		bias = position.AlibiBias(position.AlibiSlopes(cfg.NHeads), length, length, 0, true)
 	} else {
-		bias = layers.CausalMask(length, length, 0)
+		bias = position.CausalMask(length, length, 0)
 	}
 	biasNode := input(bias, "ref:bias")
 
 	for l := 0; l < cfg.NLayers; l++ {
-		h := must(refLayerNorm(x, p(l, "ln1.weight"), p(l, "ln1.bias")))
-		h = must(refLinear(h, p(l, "attn.qkv.weight"), p(l, "attn.qkv.bias")))
-		h = must(refAttention(h, biasNode, cfg.NHeads))
-		h = must(refLinear(h, p(l, "attn.out.weight"), p(l, "attn.out.bias")))
+		h := must(layerstest.ComposedLayerNorm(x, p(l, "ln1.weight"), p(l, "ln1.bias"), layers.LayerNormEps))
+		h = must(layerstest.ComposedLinear(h, p(l, "attn.qkv.weight"), p(l, "attn.qkv.bias")))
+		h = must(layerstest.ComposedAttention(h, biasNode, cfg.NHeads))
+		h = must(layerstest.ComposedLinear(h, p(l, "attn.out.weight"), p(l, "attn.out.bias")))
 		x = must(G.Add(x, h))
-		h = must(refLayerNorm(x, p(l, "ln2.weight"), p(l, "ln2.bias")))
-		h = must(refLinear(h, p(l, "mlp.fc1.weight"), p(l, "mlp.fc1.bias")))
+		h = must(layerstest.ComposedLayerNorm(x, p(l, "ln2.weight"), p(l, "ln2.bias"), layers.LayerNormEps))
+		h = must(layerstest.ComposedLinear(h, p(l, "mlp.fc1.weight"), p(l, "mlp.fc1.bias")))
 		h = must(layers.GELU(h))
-		h = must(refLinear(h, p(l, "mlp.fc2.weight"), p(l, "mlp.fc2.bias")))
+		h = must(layerstest.ComposedLinear(h, p(l, "mlp.fc2.weight"), p(l, "mlp.fc2.bias")))
 		x = must(G.Add(x, h))
 	}
-	h := must(refLayerNorm(x, param[nameLNfW], param[nameLNfB]))
+	h := must(layerstest.ComposedLayerNorm(x, param[nameLNfW], param[nameLNfB], layers.LayerNormEps))
 	logits := must(G.Mul(h, param[nameHead]))
 
 	// Mean cross-entropy: hand-made log-softmax, flattened to (N*V, 1),
@@ -215,7 +216,7 @@ func newComposedModel(t *testing.T, m *Model, batch, length int, ids, targets []
 	for i, tg := range targets {
 		flat[i] = i*v + tg
 	}
-	lp := must(refLogSoftmaxRows(logits))
+	lp := must(layerstest.ComposedLogSoftmaxRows(logits))
 	picked := must(G.ByIndices(must(G.Reshape(lp, tensor.Shape{n * v, 1})), input(tensor.New(tensor.WithShape(n), tensor.WithBacking(flat)), "ref:flat_targets"), 0))
 	loss := must(G.Neg(must(G.Mean(picked))))
 	grads, err := G.Grad(loss, params...)
@@ -240,149 +241,4 @@ func newComposedModel(t *testing.T, m *Model, batch, length int, ids, targets []
 		res.grads = append(res.grads, append([]float32(nil), gn.Value().Data().([]float32)...))
 	}
 	return res
-}
-
-// refLinear is x W + b.
-func refLinear(x, w, b *G.Node) (*G.Node, error) {
-	y, err := G.Mul(x, w)
-	if err != nil {
-		return nil, err
-	}
-	return G.BroadcastAdd(y, b, nil, []byte{0})
-}
-
-// refLayerNorm: (x - mean) / sqrt(biased var + eps) * gamma + beta, with
-// Mean, BroadcastSub, Square, Sqrt and Inverse.
-func refLayerNorm(x, gamma, beta *G.Node) (*G.Node, error) {
-	mean, err := G.Mean(x, 1)
-	if err != nil {
-		return nil, err
-	}
-	xc, err := G.BroadcastSub(x, mean, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	sq, err := G.Square(xc)
-	if err != nil {
-		return nil, err
-	}
-	vr, err := G.Mean(sq, 1)
-	if err != nil {
-		return nil, err
-	}
-	if vr, err = G.Add(vr, G.NewConstant(float32(layers.LayerNormEps), G.WithName("ref:ln_eps"))); err != nil {
-		return nil, err
-	}
-	std, err := G.Sqrt(vr)
-	if err != nil {
-		return nil, err
-	}
-	rstd, err := G.Inverse(std)
-	if err != nil {
-		return nil, err
-	}
-	y, err := G.BroadcastHadamardProd(xc, rstd, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	if y, err = G.BroadcastHadamardProd(y, gamma, nil, []byte{0}); err != nil {
-		return nil, err
-	}
-	return G.BroadcastAdd(y, beta, nil, []byte{0})
-}
-
-// refShiftedRows returns x - rowmax(x) and its row sums of exp.
-func refShiftedRows(x *G.Node) (xs, e, s *G.Node, err error) {
-	mx, err := G.Max(x, 1)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if xs, err = G.BroadcastSub(x, mx, nil, []byte{1}); err != nil {
-		return nil, nil, nil, err
-	}
-	if e, err = G.Exp(xs); err != nil {
-		return nil, nil, nil, err
-	}
-	s, err = G.Sum(e, 1)
-	return xs, e, s, err
-}
-
-// refSoftmaxRows is exp(x - rowmax) / rowsum.
-func refSoftmaxRows(x *G.Node) (*G.Node, error) {
-	_, e, s, err := refShiftedRows(x)
-	if err != nil {
-		return nil, err
-	}
-	return G.BroadcastHadamardDiv(e, s, nil, []byte{1})
-}
-
-// refLogSoftmaxRows is (x - rowmax) - log(rowsum exp(x - rowmax)).
-func refLogSoftmaxRows(x *G.Node) (*G.Node, error) {
-	xs, _, s, err := refShiftedRows(x)
-	if err != nil {
-		return nil, err
-	}
-	lse, err := G.Log(s)
-	if err != nil {
-		return nil, err
-	}
-	return G.BroadcastSub(xs, lse, nil, []byte{1})
-}
-
-// refAttention: per sequence and head, Q, K, V sliced out of qkv (N, 3D),
-// softmax(Q K^T / sqrt(dh) + bias_h) V, heads concatenated by columns and
-// sequences by rows.
-func refAttention(qkv, bias *G.Node, heads int) (*G.Node, error) {
-	n, w := qkv.Shape()[0], qkv.Shape()[1]
-	hb, tl := bias.Shape()[0], bias.Shape()[1]
-	d := w / 3
-	dh := d / heads
-	scale := G.NewConstant(float32(1/math.Sqrt(float64(dh))), G.WithName("ref:attn_scale"))
-	var seqs G.Nodes
-	for b := 0; b < n/tl; b++ {
-		var outs G.Nodes
-		for h := 0; h < heads; h++ {
-			var qkvh [3]*G.Node
-			for blk := range qkvh {
-				s, err := G.Slice(qkv, G.S(b*tl, (b+1)*tl), G.S(blk*d+h*dh, blk*d+(h+1)*dh))
-				if err != nil {
-					return nil, fmt.Errorf("slice: %w", err)
-				}
-				qkvh[blk] = s
-			}
-			kt, err := G.Transpose(qkvh[1])
-			if err != nil {
-				return nil, err
-			}
-			s, err := G.Mul(qkvh[0], kt)
-			if err != nil {
-				return nil, err
-			}
-			if s, err = G.HadamardProd(s, scale); err != nil {
-				return nil, err
-			}
-			bm, err := G.Slice(bias, G.S(min(h, hb-1)))
-			if err != nil {
-				return nil, err
-			}
-			if s, err = G.Add(s, bm); err != nil {
-				return nil, err
-			}
-			pr, err := refSoftmaxRows(s)
-			if err != nil {
-				return nil, err
-			}
-			o, err := G.Mul(pr, qkvh[2])
-			if err != nil {
-				return nil, err
-			}
-			outs = append(outs, o)
-		}
-		seq, err := G.Concat(1, outs...)
-		if err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	return G.Concat(0, seqs...)
 }

@@ -15,12 +15,11 @@ package model
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/position"
 	"strings"
-
-	"github.com/alibi-go/alibi/layers"
 )
 
-// The names of the built-in position schemes (see layers.LookupScheme).
+// The names of the built-in position schemes (see position.Lookup).
 const (
 	PosALiBi      = "alibi"      // linear biases on attention scores, no embeddings
 	PosSinusoidal = "sinusoidal" // sin/cos table added to the token embeddings
@@ -32,8 +31,8 @@ const (
 )
 
 // Schemes lists the names of every registered position scheme: the
-// built-in ones, then those added with layers.RegisterScheme.
-func Schemes() []string { return layers.SchemeNames() }
+// built-in ones, then those added with position.Register.
+func Schemes() []string { return position.Names() }
 
 // SchemesText lists the registered schemes' names for a message, the last
 // two joined by conj: "alibi, sinusoidal, none, rope, t5, kerple or fire"
@@ -75,7 +74,7 @@ func (c Config) Validate() error {
 	if c.DModel%c.NHeads != 0 {
 		return fmt.Errorf("model.d_model (%d) must be divisible by model.n_heads (%d)", c.DModel, c.NHeads)
 	}
-	s, err := layers.LookupScheme(c.Pos)
+	s, err := position.Lookup(c.Pos)
 	if err != nil {
 		return fmt.Errorf("model.pos: %w", err)
 	}
@@ -86,8 +85,8 @@ func (c Config) Validate() error {
 }
 
 // Scheme returns the position scheme the config names.
-func (c Config) Scheme() (layers.PositionScheme, error) {
-	s, err := layers.LookupScheme(c.Pos)
+func (c Config) Scheme() (position.Scheme, error) {
+	s, err := position.Lookup(c.Pos)
 	if err != nil {
 		return nil, fmt.Errorf("model.pos: %w", err)
 	}
@@ -95,7 +94,7 @@ func (c Config) Scheme() (layers.PositionScheme, error) {
 }
 
 // mustScheme is Scheme for a config that Validate accepted.
-func (c Config) mustScheme() layers.PositionScheme {
+func (c Config) mustScheme() position.Scheme {
 	s, err := c.Scheme()
 	if err != nil {
 		panic(fmt.Sprintf("model: %v (validate the config first)", err))
@@ -104,8 +103,8 @@ func (c Config) mustScheme() layers.PositionScheme {
 }
 
 // shape is what the position scheme knows of the model.
-func (c Config) shape() layers.ModelShape {
-	return layers.ModelShape{DModel: c.DModel, Layers: c.NLayers, Heads: c.NHeads, TrainLen: c.TrainLen}
+func (c Config) shape() position.ModelShape {
+	return position.ModelShape{DModel: c.DModel, Layers: c.NLayers, Heads: c.NHeads, TrainLen: c.TrainLen}
 }
 
 // DHead is the width of one attention head.

@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"fmt"
+	"github.com/alibi-go/alibi/layers/layerstest"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -35,15 +36,6 @@ func fullLogits(t *testing.T, m *Model, ids []int) []float32 {
 		t.Fatal(err)
 	}
 	return append([]float32(nil), g.LogitsData()...)
-}
-
-func rowErr(got, want []float32) float64 {
-	var d, m float64
-	for i := range got {
-		d = max(d, math.Abs(float64(got[i]-want[i])))
-		m = max(m, math.Abs(float64(want[i])))
-	}
-	return d / m
 }
 
 // The cached path's logits at every step equal the full forward pass over
@@ -94,7 +86,7 @@ func TestCachedLogitsEqualFullPass(t *testing.T) {
 					}
 					got := g.LogitsData()
 					for i := 0; i < q; i++ {
-						if e := rowErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= 1e-5) {
+						if e := layerstest.RelErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= 1e-5) {
 							t.Fatalf("position %d (run of %d at %d): logits error %.3g against the full pass", at+i, q, at, e)
 						}
 					}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"runtime"
 
@@ -17,12 +18,12 @@ type Model struct {
 	Config  Config
 	Weights *Weights
 	// PositionBuffer is the position scheme's constant buffer
-	// (layers.PositionScheme Buffer): the ALiBi slopes, nil for the other
+	// (position.Scheme Buffer): the ALiBi slopes, nil for the other
 	// built-in schemes. It is saved in checkpoints. The attention kernels
 	// compute the bias from it; no (T, T) bias is ever built.
 	PositionBuffer []float32
 
-	scheme     layers.PositionScheme
+	scheme     position.Scheme
 	bufferName string                            // the name of PositionBuffer
 	makeTable  func(length, d int) *tensor.Dense // the scheme's embedding table, or nil
 	table      *tensor.Dense                     // embedding table for tableLen
@@ -53,7 +54,7 @@ func FromWeights(cfg Config, w *Weights) (*Model, error) {
 }
 
 // Scheme is the model's position scheme.
-func (m *Model) Scheme() layers.PositionScheme { return m.scheme }
+func (m *Model) Scheme() position.Scheme { return m.scheme }
 
 // positionBias returns layer l's attention bias scheme and its parameters'
 // node, or nil for the schemes whose attention has no bias (sinusoidal,
@@ -62,7 +63,7 @@ func (m *Model) Scheme() layers.PositionScheme { return m.scheme }
 // differentiated or updated), made once per graph in *buffer; a shared
 // weight (T5's table, one node for every layer); or the layer's own
 // (KERPLE's and FIRE's).
-func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node) (layers.BiasScheme, *G.Node, error) {
+func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node) (position.BiasScheme, *G.Node, error) {
 	bias, name := m.scheme.AttentionBias(m.Config.shape())
 	if bias == nil {
 		return nil, nil, nil
@@ -84,7 +85,7 @@ func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, bu
 }
 
 // Project moves every position parameter that an optimizer step took out of
-// its domain back into it (KERPLE's and FIRE's; see layers.ParamSpec). The
+// its domain back into it (KERPLE's and FIRE's; see position.ParamSpec). The
 // training loop calls it after every step.
 func (m *Model) Project() { m.Weights.project() }
 
@@ -362,7 +363,7 @@ func (gr *Graph) Close() error {
 // of 4d), the MLP's hidden layer and its GELU (2 of 4f) and 32 bytes of row
 // statistics, the final LayerNorm (4d+16) and the logits (4v); a sinusoidal
 // model adds the position sum (4d) and its (length, d) table, an ALiBi
-// model its distance tables (layers.PositionScheme EvalBytes). The tiled
+// model its distance tables (position.Scheme EvalBytes). The tiled
 // attention's scratch does not grow with the length. The model's weights
 // are not included.
 func (m *Model) EvalGraphBytes(batch, length int) int64 {

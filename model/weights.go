@@ -2,10 +2,10 @@ package model
 
 import (
 	"fmt"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
 
-	"github.com/alibi-go/alibi/layers"
 	"gorgonia.org/tensor"
 )
 
@@ -16,7 +16,7 @@ type Weights struct {
 	Tensors map[string]*tensor.Dense
 	// position holds the position scheme's parameters (T5's table,
 	// KERPLE's and FIRE's per-layer parameters) by name.
-	position map[string]layers.ParamSpec
+	position map[string]position.ParamSpec
 }
 
 // Tensor returns the named tensor; it panics on an unknown name, which is a
@@ -44,7 +44,7 @@ func (w *Weights) NumParams() int {
 // Decays reports whether a weight gets weight decay: matrices (2-D) do,
 // biases and LayerNorm parameters do not, as in the reference, and the
 // position scheme's parameters only when the scheme says so
-// (layers.ParamSpec.Decay; no built-in scheme's do: decay would pull T5's
+// (position.ParamSpec.Decay; no built-in scheme's do: decay would pull T5's
 // table and KERPLE's and FIRE's functions toward a zero bias, the
 // position-free model, whatever the data says).
 func (w *Weights) Decays(name string) bool {
@@ -60,7 +60,7 @@ func (w *Weights) IsPosition(name string) bool {
 }
 
 // project moves the position scheme's parameters back into their domain
-// (layers.ParamSpec.Project).
+// (position.ParamSpec.Project).
 func (w *Weights) project() {
 	for _, name := range w.Names {
 		if p, ok := w.position[name]; ok && p.Project != nil {
@@ -70,7 +70,7 @@ func (w *Weights) project() {
 }
 
 func newWeights() *Weights {
-	return &Weights{Tensors: map[string]*tensor.Dense{}, position: map[string]layers.ParamSpec{}}
+	return &Weights{Tensors: map[string]*tensor.Dense{}, position: map[string]position.ParamSpec{}}
 }
 
 func (w *Weights) add(s weightSpec) []float32 {
@@ -142,12 +142,12 @@ type weightSpec struct {
 	shape    []int
 	std      float64                    // 0: zeros, -1: ones, else N(0, std^2)
 	init     func(*rand.Rand) []float32 // when not nil, instead of std
-	position *layers.ParamSpec          // a position scheme's parameter
+	position *position.ParamSpec        // a position scheme's parameter
 }
 
 // positionSpec is the weight of a position scheme's parameter p, stored
 // under name.
-func positionSpec(name string, p layers.ParamSpec) weightSpec {
+func positionSpec(name string, p position.ParamSpec) weightSpec {
 	return weightSpec{name: name, shape: p.Shape, init: p.Init, position: &p}
 }
 
@@ -158,7 +158,7 @@ func positionSpec(name string, p layers.ParamSpec) weightSpec {
 //   - qkv and fc1 N(0, 0.02), the residual projections (attention output,
 //     fc2) N(0, 0.02/sqrt(2 n_layers)), biases 0,
 //   - LayerNorm gain 1 and shift 0, untied output head N(0, 0.02),
-//   - the position scheme's parameters by its layers.ParamSpec.Init, for
+//   - the position scheme's parameters by its position.ParamSpec.Init, for
 //     the built-in schemes as their papers' code: T5's table N(0, d^-1/2),
 //     KERPLE's r1 ~ U(0, 2) and r2 ~ U(0, 1), FIRE's MLP as PyTorch's
 //     nn.Linear with c = 0.1 and L = train_len (see layers).

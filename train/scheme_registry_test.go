@@ -3,6 +3,7 @@ package train_test
 import (
 	"context"
 	"fmt"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/eval"
-	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/train"
 	"gorgonia.org/tensor"
@@ -23,15 +23,15 @@ import (
 // buffer that the checkpoint stores as "buffers.constant_bias". The
 // constants are zeros, so a model with it must train, score and generate
 // exactly as one with the scheme "none".
-type constantBias struct{ layers.NoPosition }
+type constantBias struct{ position.NoPosition }
 
 func (constantBias) Name() string { return "constant" }
 
-func (constantBias) Buffer(s layers.ModelShape) (string, []float32) {
+func (constantBias) Buffer(s position.ModelShape) (string, []float32) {
 	return "constant_bias", make([]float32, s.Heads)
 }
 
-func (constantBias) AttentionBias(layers.ModelShape) (layers.BiasScheme, string) {
+func (constantBias) AttentionBias(position.ModelShape) (position.BiasScheme, string) {
 	return constantKernel{}, "constant_bias"
 }
 
@@ -42,7 +42,7 @@ type constantKernel struct{}
 func (constantKernel) Name() string    { return "constant" }
 func (constantKernel) Trainable() bool { return false }
 
-func (constantKernel) CheckParams(p tensor.Shape, call layers.BiasCall) error {
+func (constantKernel) CheckParams(p tensor.Shape, call position.BiasCall) error {
 	if len(p) != 1 || p[0] != call.Heads {
 		return fmt.Errorf("constant bias of shape %v, want (%d)", p, call.Heads)
 	}
@@ -52,12 +52,12 @@ func (constantKernel) CheckParams(p tensor.Shape, call layers.BiasCall) error {
 // biases counts the kernel biases made, to show that the kernel asked.
 var biases atomic.Int64
 
-func (constantKernel) Bias32(p []float32, _, _ int) layers.KernelBias[float32] {
+func (constantKernel) Bias32(p []float32, _, _ int) position.KernelBias[float32] {
 	biases.Add(1)
 	return perHead[float32](append([]float32(nil), p...))
 }
 
-func (constantKernel) Bias64(p []float64, _, _ int) layers.KernelBias[float64] {
+func (constantKernel) Bias64(p []float64, _, _ int) position.KernelBias[float64] {
 	biases.Add(1)
 	return perHead[float64](append([]float64(nil), p...))
 }
@@ -66,7 +66,7 @@ func (constantKernel) ParamGrad32(_, _, _ []float32) {}
 func (constantKernel) ParamGrad64(_, _, _ []float64) {}
 
 // perHead is the kernel bias: a copy of the constants, one per head.
-type perHead[T layers.Float] []T
+type perHead[T position.Float] []T
 
 func (b perHead[T]) Add(h, _, _ int, row []T) {
 	for i := range row {
@@ -74,7 +74,7 @@ func (b perHead[T]) Add(h, _, _ int, row []T) {
 	}
 }
 
-var registerConstant = sync.OnceValue(func() error { return layers.RegisterScheme(constantBias{}) })
+var registerConstant = sync.OnceValue(func() error { return position.Register(constantBias{}) })
 
 // A scheme registered from outside the module's packages trains, is
 // checkpointed, scores and generates through the public API, and gives what

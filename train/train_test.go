@@ -6,13 +6,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 )
 
@@ -318,7 +318,7 @@ func TestLearnedPositionParameters(t *testing.T) {
 			}
 			if tc.pos == model.PosKerple {
 				for _, v := range w.Data("layers.0.attn.kerple") {
-					if !(v >= layers.KerpleMin) {
+					if !(v >= position.KerpleMin) {
 						t.Errorf("KERPLE parameter %g left its domain", v)
 					}
 				}

@@ -1,4 +1,4 @@
-package layers
+package position
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ const MaskValue = -1e9
 // paper's reference code. It panics if nHeads < 1; validate configs first.
 func AlibiSlopes(nHeads int) []float32 {
 	if nHeads < 1 {
-		panic(fmt.Sprintf("layers.AlibiSlopes: nHeads must be >= 1, got %d", nHeads))
+		panic(fmt.Sprintf("position.AlibiSlopes: nHeads must be >= 1, got %d", nHeads))
 	}
 	s := alibiSlopes64(nHeads)
 	out := make([]float32, len(s))
@@ -126,4 +126,92 @@ func SinusoidalTable(length, d int) *tensor.Dense {
 		}
 	}
 	return tensor.New(tensor.WithShape(length, d), tensor.WithBacking(data))
+}
+
+// AlibiScheme is the ALiBi bias of Press et al.: head h adds -m_h*(i-j) to
+// the score of the query at position i on key j. Its parameters are the
+// slopes m_h (a (heads) tensor from AlibiSlopes), a constant buffer: they get
+// no gradient. The kernel reads the biases from one table per head, built
+// by AlibiBias, so the formula has exactly one implementation.
+type AlibiScheme struct{}
+
+// Name implements BiasScheme.
+func (AlibiScheme) Name() string { return "alibi" }
+
+// CheckParams implements BiasScheme: the slopes are a (heads) tensor.
+func (AlibiScheme) CheckParams(p tensor.Shape, call BiasCall) error {
+	if len(p) != 1 || p[0] != call.Heads {
+		return fmt.Errorf("ALiBi slopes have shape %v, want (%d)", p, call.Heads)
+	}
+	return nil
+}
+
+// Trainable implements BiasScheme: the slopes are constant.
+func (AlibiScheme) Trainable() bool { return false }
+
+// ParamGrad32 implements BiasScheme; the slopes have no gradient.
+func (AlibiScheme) ParamGrad32(_, _, _ []float32) {}
+
+// ParamGrad64 implements BiasScheme; the slopes have no gradient.
+func (AlibiScheme) ParamGrad64(_, _, _ []float64) {}
+
+// Bias32 implements BiasScheme: the distance tables of the slopes.
+func (AlibiScheme) Bias32(slopes []float32, _, kLen int) KernelBias[float32] {
+	return alibiTables[float32](slopes, kLen)
+}
+
+// Bias64 implements BiasScheme: the distance tables of the slopes, which
+// are rounded to float32 first, as the tables are made by AlibiBias.
+func (AlibiScheme) Bias64(slopes []float64, _, kLen int) KernelBias[float64] {
+	s32 := make([]float32, len(slopes))
+	for i, v := range slopes {
+		s32[i] = float32(v)
+	}
+	return alibiTables[float64](s32, kLen)
+}
+
+// alibiTables returns the distance tables of the slopes for kLen keys: row
+// h is the last query row of AlibiBias(slopes, 1, n, n-1, true), the biases
+// of distances n-1 down to 0, so the formula has one implementation.
+func alibiTables[T float](slopes []float32, n int) distanceBias[T] {
+	b := elems[float32](AlibiBias(slopes, 1, n, n-1, true))
+	tables := make([][]T, len(slopes))
+	for h, m := range slopes {
+		if m == 0 {
+			continue // no bias: the plain causal mask
+		}
+		tables[h] = make([]T, n)
+		for t, v := range b[h*n : (h+1)*n] {
+			tables[h][t] = T(v)
+		}
+	}
+	return distanceBias[T]{tables: tables}
+}
+
+// AlibiPosition is the scheme "alibi" (Press et al., ICLR 2022): no
+// embeddings, and in every layer the bias AlibiScheme computes inside the
+// kernel from the per-head slopes AlibiSlopes, a constant buffer saved in
+// checkpoints as "buffers.alibi_slopes".
+type AlibiPosition struct{ NoPosition }
+
+// alibiSlopesName is the name of the slopes' buffer.
+const alibiSlopesName = "alibi_slopes"
+
+// Name implements Scheme.
+func (AlibiPosition) Name() string { return "alibi" }
+
+// Buffer implements Scheme: the slopes, one per head.
+func (AlibiPosition) Buffer(shape ModelShape) (string, []float32) {
+	return alibiSlopesName, AlibiSlopes(shape.Heads)
+}
+
+// AttentionBias implements Scheme: AlibiScheme on the slopes.
+func (AlibiPosition) AttentionBias(ModelShape) (BiasScheme, string) {
+	return AlibiScheme{}, alibiSlopesName
+}
+
+// EvalBytes implements Scheme: the distance tables, one float32
+// per head and key.
+func (AlibiPosition) EvalBytes(shape ModelShape, _, length int) int64 {
+	return int64(shape.Heads) * int64(length) * 4
 }

@@ -1,38 +1,13 @@
-package layers
-
-import "math"
+package position
 
 // Projector is implemented by the bias schemes whose parameters must stay in
-// a domain (KerpleScheme, FireScheme). Their PositionSchemes hand Project to
+// a domain (KerpleScheme, FireScheme). Their Schemes hand Project to
 // the model as ParamSpec.Project, which the model calls on a layer's
 // parameters after every optimizer step; it moves each parameter that left
 // its domain back to the nearest point of it (a clamp), and leaves the
 // others bit-identical.
 type Projector interface {
 	Project(params []float32)
-}
-
-// sameBits reports whether a and b hold the same bit patterns.
-func sameBits[T float](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bitsEqual(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func bitsEqual[T float](a, b T) bool {
-	switch x := any(a).(type) {
-	case float32:
-		return math.Float32bits(x) == math.Float32bits(any(b).(float32))
-	case float64:
-		return math.Float64bits(x) == math.Float64bits(any(b).(float64))
-	}
-	return a == b
 }
 
 // newDistanceTables returns the distance tables of a bias that depends on

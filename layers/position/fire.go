@@ -1,4 +1,4 @@
-package layers
+package position
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ import (
 // one per segment, found by binary search, and on a run the bias is
 // (A_hs/psi(i)) psi(d) + B_hs, a multiply-add per key. Backward, rows
 // beyond L accumulate, per head and segment, sum dS, sum dS u and
-// sum dS du/dc into slots after the tables' gradient; paramGrad adds the
+// sum dS du/dc into slots after the tables' gradient; ParamGrad adds the
 // tables' gradient (through psi(L), which alone gives L's gradient) to
 // those slots and maps them to the parameters.
 //
@@ -447,4 +447,35 @@ func fireParamGrad[T float](s FireScheme, params, biasGrad, out []T) {
 	}
 	grad[lay.L] = dL * s.l0() // dL/d(L/L0) = L0 dL/dL
 	storeAs(out, grad)
+}
+
+// FirePosition is the scheme "fire" (Li et al., ICLR 2024): FireScheme's
+// bias, with its threshold in units of the training length, from each
+// layer's own parameters, stored as "layers.<l>.attn.fire", initialised by
+// FireScheme.Init and kept in their domain by FireScheme.Project after
+// every optimizer step.
+type FirePosition struct{ NoPosition }
+
+// firePart is the name of a layer's FIRE parameters within the layer.
+const firePart = "attn.fire"
+
+// Name implements Scheme.
+func (FirePosition) Name() string { return "fire" }
+
+// bias is FIRE with its threshold in units of the training length.
+func (FirePosition) bias(shape ModelShape) FireScheme { return FireScheme{L0: shape.TrainLen} }
+
+// LayerParams implements Scheme: one flat tensor of
+// FireParamLen(heads) values, without weight decay.
+func (p FirePosition) LayerParams(shape ModelShape) []ParamSpec {
+	s, h := p.bias(shape), shape.Heads
+	return []ParamSpec{{Name: firePart, Shape: []int{FireParamLen(h)},
+		Init:    func(rng *rand.Rand) []float32 { return s.Init(rng, h, shape.TrainLen) },
+		Project: s.Project}}
+}
+
+// AttentionBias implements Scheme: FireScheme on the layer's
+// parameters.
+func (p FirePosition) AttentionBias(shape ModelShape) (BiasScheme, string) {
+	return p.bias(shape), firePart
 }

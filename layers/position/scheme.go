@@ -1,4 +1,4 @@
-package layers
+package position
 
 import (
 	"math/rand/v2"
@@ -6,17 +6,17 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// PositionScheme is a position scheme as a model uses it: everything the
+// Scheme is a position scheme as a model uses it: everything the
 // model, training, evaluation and the commands ask of one. The built-in
 // schemes (alibi, sinusoidal, none, rope, t5, kerple, fire) are registered
-// by name (see LookupScheme); another package adds one with RegisterScheme.
+// by name (see Lookup); another package adds one with Register.
 //
 // A scheme enters the model in any of three ways, each a question below: a
 // table added to the token embeddings (EmbeddingTable), a rotation of the
 // queries and keys (Rotary), or a bias inside the attention kernel
 // (AttentionBias). A scheme that answers no to all three is the causal mask
 // alone.
-type PositionScheme interface {
+type Scheme interface {
 	// Name is the scheme's registry name, the value of a model config's
 	// pos and of the commands' --pos.
 	Name() string

@@ -1,4 +1,4 @@
-package layers_test
+package position_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 )
 
 // The registry holds the seven built-in schemes in order, each under its
@@ -14,27 +14,27 @@ import (
 // registered ones for an unknown name.
 func TestSchemeRegistry(t *testing.T) {
 	builtin := []string{"alibi", "sinusoidal", "none", "rope", "t5", "kerple", "fire"}
-	if got := layers.SchemeNames(); !slices.Equal(got[:len(builtin)], builtin) {
-		t.Fatalf("SchemeNames() = %v, want %v first", got, builtin)
+	if got := position.Names(); !slices.Equal(got[:len(builtin)], builtin) {
+		t.Fatalf("Names() = %v, want %v first", got, builtin)
 	}
 	for _, name := range builtin {
-		s, err := layers.LookupScheme(name)
+		s, err := position.Lookup(name)
 		if err != nil || s.Name() != name {
-			t.Errorf("LookupScheme(%q) = %v, %v", name, s, err)
+			t.Errorf("Lookup(%q) = %v, %v", name, s, err)
 		}
 	}
-	if err := layers.RegisterScheme(layers.AlibiPosition{}); err == nil {
+	if err := position.Register(position.AlibiPosition{}); err == nil {
 		t.Error("a second alibi was registered")
 	}
-	_, err := layers.LookupScheme("alibii")
-	if !errors.Is(err, layers.ErrUnknownScheme) {
-		t.Errorf("LookupScheme(alibii): %v, want ErrUnknownScheme", err)
+	_, err := position.Lookup("alibii")
+	if !errors.Is(err, position.ErrUnknownScheme) {
+		t.Errorf("Lookup(alibii): %v, want ErrUnknownScheme", err)
 	}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for range 100 {
-				if _, err := layers.LookupScheme("t5"); err != nil {
+				if _, err := position.Lookup("t5"); err != nil {
 					t.Error(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package layers
+package position
 
 import "gorgonia.org/tensor"
 
@@ -7,15 +7,15 @@ import "gorgonia.org/tensor"
 // causal mask alone.
 type SinusoidalPosition struct{ NoPosition }
 
-// Name implements PositionScheme.
+// Name implements Scheme.
 func (SinusoidalPosition) Name() string { return "sinusoidal" }
 
-// EmbeddingTable implements PositionScheme: SinusoidalTable.
+// EmbeddingTable implements Scheme: SinusoidalTable.
 func (SinusoidalPosition) EmbeddingTable() func(length, dModel int) *tensor.Dense {
 	return SinusoidalTable
 }
 
-// EvalBytes implements PositionScheme: the sum of embeddings and table
+// EvalBytes implements Scheme: the sum of embeddings and table
 // (a float32 per token and dimension) and the (length, dModel) table.
 func (SinusoidalPosition) EvalBytes(shape ModelShape, batch, length int) int64 {
 	n, d := int64(batch)*int64(length), int64(shape.DModel)

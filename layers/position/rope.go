@@ -1,4 +1,4 @@
-package layers
+package position
 
 import "fmt"
 
@@ -7,10 +7,10 @@ import "fmt"
 // and no bias.
 type RopePosition struct{ NoPosition }
 
-// Name implements PositionScheme.
+// Name implements Scheme.
 func (RopePosition) Name() string { return "rope" }
 
-// Validate implements PositionScheme: the head width must be even, as Rope
+// Validate implements Scheme: the head width must be even, as Rope
 // rotates pairs of dimensions.
 func (RopePosition) Validate(shape ModelShape) error {
 	if shape.DHead()%2 != 0 {
@@ -19,5 +19,5 @@ func (RopePosition) Validate(shape ModelShape) error {
 	return nil
 }
 
-// Rotary implements PositionScheme: yes.
+// Rotary implements Scheme: yes.
 func (RopePosition) Rotary() bool { return true }

@@ -1,4 +1,4 @@
-package layers
+package position
 
 import "gorgonia.org/tensor"
 
@@ -8,29 +8,29 @@ import "gorgonia.org/tensor"
 // to every question that scheme does not override.
 type NoPosition struct{}
 
-// Name implements PositionScheme.
+// Name implements Scheme.
 func (NoPosition) Name() string { return "none" }
 
-// Validate implements PositionScheme: any shape will do.
+// Validate implements Scheme: any shape will do.
 func (NoPosition) Validate(ModelShape) error { return nil }
 
-// SharedParams implements PositionScheme: none.
+// SharedParams implements Scheme: none.
 func (NoPosition) SharedParams(ModelShape) []ParamSpec { return nil }
 
-// LayerParams implements PositionScheme: none.
+// LayerParams implements Scheme: none.
 func (NoPosition) LayerParams(ModelShape) []ParamSpec { return nil }
 
-// Buffer implements PositionScheme: none.
+// Buffer implements Scheme: none.
 func (NoPosition) Buffer(ModelShape) (string, []float32) { return "", nil }
 
-// EmbeddingTable implements PositionScheme: none.
+// EmbeddingTable implements Scheme: none.
 func (NoPosition) EmbeddingTable() func(length, dModel int) *tensor.Dense { return nil }
 
-// Rotary implements PositionScheme: no rotation.
+// Rotary implements Scheme: no rotation.
 func (NoPosition) Rotary() bool { return false }
 
-// AttentionBias implements PositionScheme: no bias.
+// AttentionBias implements Scheme: no bias.
 func (NoPosition) AttentionBias(ModelShape) (BiasScheme, string) { return nil, "" }
 
-// EvalBytes implements PositionScheme: nothing.
+// EvalBytes implements Scheme: nothing.
 func (NoPosition) EvalBytes(ModelShape, int, int) int64 { return 0 }

@@ -1,4 +1,4 @@
-package layers
+package position
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// ErrUnknownScheme is the error LookupScheme wraps for a name that no
+// ErrUnknownScheme is the error Lookup wraps for a name that no
 // scheme is registered under.
 var ErrUnknownScheme = errors.New("unknown position scheme")
 
@@ -15,12 +15,12 @@ var ErrUnknownScheme = errors.New("unknown position scheme")
 // order. It is safe for concurrent use.
 type schemeRegistry struct {
 	mu     sync.RWMutex
-	byName map[string]PositionScheme
+	byName map[string]Scheme
 	names  []string
 }
 
 // schemes is the one registry: the built-in schemes, registered here, and
-// those added with RegisterScheme.
+// those added with Register.
 var schemes = newSchemeRegistry(
 	AlibiPosition{},
 	SinusoidalPosition{},
@@ -33,8 +33,8 @@ var schemes = newSchemeRegistry(
 
 // newSchemeRegistry returns a registry holding the schemes, in order; it
 // panics on a duplicate name, a programming error.
-func newSchemeRegistry(builtin ...PositionScheme) *schemeRegistry {
-	r := &schemeRegistry{byName: map[string]PositionScheme{}}
+func newSchemeRegistry(builtin ...Scheme) *schemeRegistry {
+	r := &schemeRegistry{byName: map[string]Scheme{}}
 	for _, s := range builtin {
 		if err := r.register(s); err != nil {
 			panic(err)
@@ -43,7 +43,7 @@ func newSchemeRegistry(builtin ...PositionScheme) *schemeRegistry {
 	return r
 }
 
-func (r *schemeRegistry) register(s PositionScheme) error {
+func (r *schemeRegistry) register(s Scheme) error {
 	name := s.Name()
 	if name == "" || strings.ContainsAny(name, " ,") {
 		return fmt.Errorf("register position scheme: name %q must be a non-empty word", name)
@@ -58,17 +58,17 @@ func (r *schemeRegistry) register(s PositionScheme) error {
 	return nil
 }
 
-// RegisterScheme adds a position scheme under its Name, so that model
+// Register adds a position scheme under its Name, so that model
 // configs and the commands can name it. It fails for a name already taken,
 // and for an empty name or one with a space or a comma (cmd/experiment's
 // --pos is a comma-separated list).
 // Call it before building models that use the scheme, typically once at
 // the start of main or of a test.
-func RegisterScheme(s PositionScheme) error { return schemes.register(s) }
+func Register(s Scheme) error { return schemes.register(s) }
 
-// LookupScheme returns the position scheme registered under name. The
+// Lookup returns the position scheme registered under name. The
 // error wraps ErrUnknownScheme and lists the registered names.
-func LookupScheme(name string) (PositionScheme, error) {
+func Lookup(name string) (Scheme, error) {
 	schemes.mu.RLock()
 	defer schemes.mu.RUnlock()
 	if s, ok := schemes.byName[name]; ok {
@@ -77,10 +77,10 @@ func LookupScheme(name string) (PositionScheme, error) {
 	return nil, fmt.Errorf("%w %q; use one of %s", ErrUnknownScheme, name, strings.Join(schemes.names, ", "))
 }
 
-// SchemeNames returns the registered schemes' names, the built-in ones
+// Names returns the registered schemes' names, the built-in ones
 // first (alibi, sinusoidal, none, rope, t5, kerple, fire), then the others
 // in the order of registration.
-func SchemeNames() []string {
+func Names() []string {
 	schemes.mu.RLock()
 	defer schemes.mu.RUnlock()
 	return append([]string(nil), schemes.names...)

@@ -1,0 +1,159 @@
+package flash
+
+import (
+	"fmt"
+	"github.com/alibi-go/alibi/layers/parallel"
+)
+
+// Backward computes the gradients of causal attention from the output
+// gradient, recomputing the probabilities P = exp(scale Q K^T + bias - lse)
+// tile by tile from the lse saved by Forward (FlashAttention-2): with
+// D_i = dO_i . O_i,
+//
+//	dV = P^T dO,  dP = dO V^T,  dS = P * (dP - D),
+//	dQ = scale dS K,  dK = scale dS^T Q.
+//
+// seqs, qLen, heads, dHead, scale and bias must be those of the forward
+// call, with o holding its output; grads[s] gives sequence s's output
+// gradient and receives its input gradients: the head columns of dq, dk and
+// dv are overwritten (other columns are not touched).
+//
+// When biasGrad is not nil, bias must be a TrainableBias and biasGrad (of
+// length bias.GradLen()) is overwritten with the gradient of the loss with
+// respect to the bias entries, summed over sequences and heads. Each fixed
+// chunk of units accumulates into its own buffer and the chunks are added in
+// order, so the result is bit-identical from run to run whatever the
+// scheduling or number of workers.
+//
+// A unit of work is (sequence, head): one worker owns its dq, dk and dv.
+func Backward[T float](seqs []Seq[T], grads []GradSeq[T], qLen, heads, dHead int, scale T, bias Bias[T], lse, biasGrad []T, opt Opts) {
+	if len(grads) != len(seqs) {
+		panic(fmt.Sprintf("flash: Backward got %d sequences and %d gradients", len(seqs), len(grads)))
+	}
+	var lb TrainableBias[T]
+	if biasGrad != nil {
+		var ok bool
+		if lb, ok = bias.(TrainableBias[T]); !ok {
+			panic(fmt.Sprintf("flash: Backward: bias %T has no gradient", bias))
+		}
+		if len(biasGrad) != lb.GradLen() {
+			panic(fmt.Sprintf("flash: Backward: bias gradient has %d elements, want %d", len(biasGrad), lb.GradLen()))
+		}
+		clear(biasGrad)
+	}
+	if len(seqs) == 0 || qLen == 0 {
+		return
+	}
+	bq, bk := Tiles(qLen, MaxKLen(seqs, qLen), opt)
+	fs := scratchFrom[T](opt.Scratch)
+	for _, w := range fs.work {
+		w.s, w.dp, w.d = resize(w.s, bq*bk), resize(w.dp, bq*bk), resize(w.d, qLen)
+	}
+	units := len(seqs) * heads
+	minChunk := 1
+	if lb != nil {
+		minChunk = ceilDiv(units, biasAccumulators(lb.GradLen()))
+		fs.accs = resize(fs.accs, parallel.NumChunks(units, minChunk))
+		for c := 1; c < len(fs.accs); c++ {
+			fs.accs[c] = resize(fs.accs[c], len(biasGrad))
+			clear(fs.accs[c])
+		}
+	}
+	parallel.ChunksOnWorkers(units, minChunk, func(wk, chunk, lo, hi int) {
+		var acc []T
+		if lb != nil {
+			acc = biasGrad
+			if chunk > 0 {
+				acc = fs.accs[chunk]
+			}
+		}
+		for u := lo; u < hi; u++ {
+			s, h := u/heads, u%heads
+			t := head[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
+				lse: lse[(s*heads+h)*qLen:][:qLen]}
+			t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
+		}
+	})
+	if lb != nil {
+		for _, acc := range fs.accs[1:] {
+			AddTo(biasGrad, acc)
+		}
+	}
+}
+
+// biasGradBudget bounds the elements of all bias-gradient accumulators of a
+// backward call (16 MiB of float32), beyond the minimum of two.
+const biasGradBudget = 1 << 22
+
+// biasAccumulators returns how many chunks (and so accumulators of gradLen
+// elements) the backward pass may use: as many as the budget allows, at
+// least 2 so that two cores share the work, at most maxChunks. It depends
+// only on gradLen, which keeps the summation order fixed.
+func biasAccumulators(gradLen int) int {
+	return min(parallel.MaxChunks, max(2, biasGradBudget/max(1, gradLen)))
+}
+
+// backward computes the gradients of one (sequence, head), walking key
+// tiles and, for each, the query tiles that see them.
+func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
+	sq, c, dh := t.seq, t.col(), t.dHead
+	kLen := sq.Offset + qLen
+	for i := 0; i < qLen; i++ {
+		clear(g.DQ[i*g.LdDQ+c:][:dh])
+		w.d[i] = dot(g.DO[i*g.LdDO+c:][:dh], sq.O[i*sq.LdO+c:][:dh])
+	}
+	for j := 0; j < kLen; j++ {
+		clear(g.DK[j*g.LdDK+c:][:dh])
+		clear(g.DV[j*g.LdDV+c:][:dh])
+	}
+	for j0 := 0; j0 < kLen; j0 += bk {
+		for i0 := max(0, j0-sq.Offset); i0 < qLen; i0 += bq {
+			i1 := min(qLen, i0+bq)
+			kn := min(bk, kLen-j0, sq.Offset+i1-j0) // keys seen by the last row
+			t.backwardBlock(g, i0, i1, j0, kn, bk, lb, acc, w)
+		}
+	}
+}
+
+// backwardBlock adds the contributions of query rows i0..i1-1 (all of which
+// see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient.
+func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
+	sq, c, dh := t.seq, t.col(), t.dHead
+	nr := i1 - i0
+	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
+	t.scores(p, ld, i0, nr, j0, kn)
+	for r := 0; r < nr; r++ {
+		pos := sq.Offset + i0 + r
+		row := p[r*ld : r*ld+kn]
+		n := visible(pos, j0, kn)
+		if t.bias != nil {
+			t.bias.Add(t.h, pos, j0, row[:n])
+		}
+		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
+	}
+	do := g.DO[i0*g.LdDO+c:]
+	Gemm(true, false, kn, dh, nr, 1, p, ld, do, g.LdDO, 1, g.DV[j0*g.LdDV+c:], g.LdDV)
+	Gemm(false, true, nr, kn, dh, 1, do, g.LdDO, sq.V[sq.VAt(j0, t.h, dh):], sq.LdV, 0, dp, ld)
+	for r := 0; r < nr; r++ {
+		pos := sq.Offset + i0 + r
+		n := visible(pos, j0, kn)
+		ds := p[r*ld : r*ld+n]
+		softmaxGrad(ds, dp[r*ld:r*ld+n], w.d[i0+r])
+		if lb != nil {
+			lb.Accumulate(acc, t.h, pos, j0, ds)
+		}
+	}
+	Gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, 1, g.DQ[i0*g.LdDQ+c:], g.LdDQ)
+	Gemm(true, false, kn, dh, nr, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, 1, g.DK[j0*g.LdDK+c:], g.LdDK)
+}
+
+// softmaxGrad sets p[j] = p[j] * (dp[j] - d): the gradient of the scores
+// from the probabilities p, their gradient dp and d = sum_j p[j]*dp[j].
+func softmaxGrad[T float](p, dp []T, d T) {
+	dp = dp[:len(p)]
+	for j := range p {
+		p[j] *= dp[j] - d
+	}
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

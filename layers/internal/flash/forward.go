@@ -1,0 +1,215 @@
+package flash
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/alibi-go/alibi/layers/parallel"
+)
+
+// Forward computes causal attention O = softmax(scale Q K^T + bias) V
+// for every sequence of seqs and every head, with bias nil for none, and
+// stores in lse[(s*heads+h)*qLen+i] the log-sum-exp of the biased scores of
+// query row i of sequence s and head h (len(lse) >= len(seqs)*heads*qLen),
+// which Backward needs; lse may be nil when no backward pass follows
+// (evaluation, generation). A row whose exponentials all vanish (possible
+// only with a -Inf bias) gets O = 0 and lse = +Inf.
+//
+// A unit of work is (sequence, head, query tile); units run in parallel over
+// the workers. Each walks the key tiles up to its last query's position
+// with an online softmax: per row, the running maximum m and sum l of
+// exp(S - m), and the output accumulated in o itself, rescaled by
+// exp(m_old - m_new) whenever the maximum grows; at the end O = o / l and
+// lse = m + log l.
+func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[T], lse []T, opt Opts) {
+	if len(seqs) == 0 || qLen == 0 {
+		return
+	}
+	if n := len(seqs) * heads * qLen; lse != nil && len(lse) < n {
+		panic(fmt.Sprintf("flash: Forward needs %d lse entries, got %d", n, len(lse)))
+	}
+	bq, bk := Tiles(qLen, MaxKLen(seqs, qLen), opt)
+	qTiles := ceilDiv(qLen, bq)
+	fs := scratchFrom[T](opt.Scratch)
+	for _, w := range fs.work {
+		w.s, w.m, w.l = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq)
+	}
+	call := forwardCall[T]{seqs: seqs, qLen: qLen, heads: heads, dHead: dHead, qTiles: qTiles, bq: bq, bk: bk,
+		scale: scale, bias: bias, lse: lse, work: fs.work}
+	units := len(seqs) * heads * qTiles
+	if forwardWork(seqs, qLen, heads, dHead) < SerialWork {
+		call.units(0, 0, units) // on the calling goroutine, without a closure to allocate
+		return
+	}
+	shared := call
+	parallel.ChunksOnWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
+}
+
+// forwardCall holds what the units of work of a Forward call
+// share.
+type forwardCall[T float] struct {
+	seqs                               []Seq[T]
+	qLen, heads, dHead, qTiles, bq, bk int
+	scale                              T
+	bias                               Bias[T]
+	lse                                []T
+	work                               []*workerBuffers[T]
+}
+
+// units runs units lo..hi-1, (sequence, head, query tile) in row-major
+// order, with worker wk's scratch.
+func (c *forwardCall[T]) units(wk, lo, hi int) {
+	perSeq := c.heads * c.qTiles
+	for u := lo; u < hi; u++ {
+		s, h, qt := u/perSeq, u%perSeq/c.qTiles, u%c.qTiles
+		i0 := qt * c.bq
+		t := head[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias}
+		if c.lse != nil {
+			t.lse = c.lse[(s*c.heads+h)*c.qLen:][:c.qLen]
+		}
+		t.forward(i0, min(c.qLen, i0+c.bq), c.bk, c.work[wk])
+	}
+}
+
+// SerialWork is the number of multiply-adds below which Forward
+// runs on the calling goroutine: waking another core costs more than it
+// saves on smaller calls (measured with model's BenchmarkDecode on a
+// loaded machine: one generated token of the tiny model is 256 multiply-adds
+// per layer and key, so up to 4K of context runs on one core).
+var SerialWork = 1 << 20
+
+// forwardWork is the number of multiply-adds of a Forward call,
+// the scores and the output of every visible (query, key) pair, with
+// causal masking ignored.
+func forwardWork[T float](seqs []Seq[T], qLen, heads, dHead int) int {
+	n := 0
+	for _, s := range seqs {
+		n += qLen * (s.Offset + qLen)
+	}
+	return 2 * n * heads * dHead
+}
+
+// head is one (sequence, head) of a kernel call: the data the tile
+// loops of both passes share.
+type head[T float] struct {
+	seq   Seq[T]
+	h     int
+	dHead int
+	scale T
+	bias  Bias[T]
+	lse   []T // the head's qLen log-sum-exp values
+}
+
+// col is the first column of the head in every row.
+func (t *head[T]) col() int { return t.h * t.dHead }
+
+// scores sets s (nr x kn, row stride ld) to scale Q K^T for query rows
+// i0..i0+nr-1 and keys j0..j0+kn-1.
+func (t *head[T]) scores(s []T, ld, i0, nr, j0, kn int) {
+	c, sq := t.col(), t.seq
+	Gemm(false, true, nr, kn, t.dHead, t.scale, sq.Q[i0*sq.LdQ+c:], sq.LdQ, sq.K[sq.KAt(j0, t.h, t.dHead):], sq.LdK, 0, s, ld)
+}
+
+// addPV adds P V to output rows i0..i0+nr-1, P being nr x kn (row stride
+// ld) and V the values of keys j0..j0+kn-1.
+func (t *head[T]) addPV(p []T, ld, i0, nr, j0, kn int) {
+	c, sq := t.col(), t.seq
+	Gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.V[sq.VAt(j0, t.h, t.dHead):], sq.LdV, 1, sq.O[i0*sq.LdO+c:], sq.LdO)
+}
+
+// visible returns how many keys from j0 on the query at position pos sees,
+// at most kn.
+func visible(pos, j0, kn int) int { return min(kn, pos-j0+1) }
+
+// forward computes output rows i0..i1-1 of the head and their lse. It walks
+// the key tiles from the diagonal back to key 0: with ALiBi the nearest
+// keys carry the smallest penalties, so the running maximum is usually found
+// in the first tile and later tiles need no rescaling.
+func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
+	sq, c := t.seq, t.col()
+	m, l := w.m[:i1-i0], w.l[:i1-i0]
+	for i := i0; i < i1; i++ {
+		m[i-i0], l[i-i0] = T(math.Inf(-1)), 0
+		clear(sq.O[i*sq.LdO+c:][:t.dHead])
+	}
+	last := sq.Offset + i1 - 1 // position of the last query
+	for j0 := last / bk * bk; j0 >= 0; j0 -= bk {
+		kn := min(bk, last-j0+1)
+		r0 := max(i0, j0-sq.Offset) // first row that sees key j0
+		nr := i1 - r0
+		s := w.s[:nr*bk]
+		t.scores(s, bk, r0, nr, j0, kn)
+		for r := 0; r < nr; r++ {
+			i := r0 + r
+			pos := sq.Offset + i
+			row := s[r*bk : r*bk+kn]
+			alpha := t.softmaxStep(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0])
+			if alpha != 1 {
+				scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
+			}
+		}
+		t.addPV(s, bk, r0, nr, j0, kn)
+	}
+	for i := i0; i < i1; i++ {
+		o := sq.O[i*sq.LdO+c:][:t.dHead]
+		mi, li := m[i-i0], l[i-i0]
+		if li > 0 {
+			scaleRow(o, T(1/li))
+		} else {
+			clear(o)
+		}
+		if t.lse != nil {
+			t.lse[i] = rowLSE(mi, li)
+		}
+	}
+}
+
+// rowLSE returns m + log(l), the log-sum-exp of a row from its maximum m
+// and sum l of exp(S - m), or +Inf when l = 0 (nothing has weight).
+func rowLSE[T float](m T, l float64) T {
+	if l > 0 {
+		return T(float64(m) + math.Log(l))
+	}
+	return T(math.Inf(1))
+}
+
+// softmaxStep turns row (the scores of one query on a key tile, of which the
+// first n are visible) into the unnormalised probabilities exp(S - m_new)
+// (zero for the invisible keys), where m_new is the new running maximum of
+// the row's biased scores; it updates the running maximum *m and sum *l and
+// returns the factor exp(m_old - m_new) by which the row's output
+// accumulated so far must be rescaled (exactly 1 when the maximum stays).
+func (t *head[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
+	if t.bias != nil {
+		t.bias.Add(t.h, pos, j0, row[:n])
+	}
+	vis := row[:padInvisible(row, n)]
+	mNew := max(*m, rowMax(vis))
+	if math.IsInf(float64(mNew), -1) { // nothing visible has weight yet
+		clear(vis)
+		return 1
+	}
+	alpha := 1.0
+	if mNew != *m {
+		alpha = math.Exp(float64(*m - mNew)) // 0 for the first tile
+	}
+	*l = *l*alpha + expShiftSum(vis, mNew)
+	*m = mNew
+	return T(alpha)
+}
+
+// padInvisible prepares the invisible keys n..len(row)-1 of a score row for
+// the exponential: up to the next multiple of 8 (the vector width of the
+// float32 kernels, which leave a slow scalar tail otherwise) it sets them to
+// -Inf, whose exponential is exactly 0, and beyond it sets them to 0. It
+// returns the padded length, the part to exponentiate. No bias is read for
+// the padding.
+func padInvisible[T float](row []T, n int) int {
+	n8 := min(len(row), (n+7)&^7)
+	inf := T(math.Inf(-1))
+	for j := n; j < n8; j++ {
+		row[j] = inf
+	}
+	clear(row[n8:])
+	return n8
+}

@@ -1,0 +1,88 @@
+package flash
+
+import (
+	"github.com/alibi-go/alibi/layers/internal/vmath"
+	"math"
+)
+
+// Row kernels: float32 with the vmath kernels, float64 in plain Go.
+
+// AddTo sets dst[i] += src[i] (for float32 with vmath.AddMax, whose
+// maximum is not needed).
+func AddTo[T float](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok {
+		vmath.AddMax(d, any(src).([]float32))
+		return
+	}
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// rowMax returns the maximum of x (-Inf if empty).
+func rowMax[T float](x []T) T {
+	if x32, ok := any(x).([]float32); ok {
+		return T(vmath.Max(x32))
+	}
+	m := T(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}
+
+// expShiftSum sets x[i] = exp(x[i] - shift) and returns the sum of the
+// results (accumulated in float64).
+func expShiftSum[T float](x []T, shift T) float64 {
+	if x32, ok := any(x).([]float32); ok {
+		return float64(vmath.ExpSubSum(x32, float32(shift)))
+	}
+	var sum float64
+	for i, v := range x {
+		e := math.Exp(float64(v - shift))
+		x[i] = T(e)
+		sum += e
+	}
+	return sum
+}
+
+// expShift sets x[i] = exp(x[i] - shift).
+func expShift[T float](x []T, shift T) {
+	if x32, ok := any(x).([]float32); ok {
+		vmath.ExpSubSum(x32, float32(shift))
+		return
+	}
+	for i, v := range x {
+		x[i] = T(math.Exp(float64(v - shift)))
+	}
+}
+
+// scaleRow sets x[i] *= s.
+func scaleRow[T float](x []T, s T) {
+	if x32, ok := any(x).([]float32); ok {
+		vmath.Scale(x32, float32(s))
+		return
+	}
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+// dot returns sum_i a[i]*b[i], with four partial sums so that the
+// additions do not wait on each other.
+func dot[T float](a, b []T) T {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,64 @@
+package flash
+
+// Seq locates one sequence's matrices for the tiled kernels. The qLen
+// query rows of Q are at absolute positions Offset..Offset+qLen-1; K and V
+// have kLen = Offset+qLen rows at positions 0..kLen-1 (a key/value cache
+// followed by the new tokens); O receives qLen output rows. Ld* are row
+// strides in elements; head h uses columns h*dHead..(h+1)*dHead-1 of every
+// row of Q and O, and of K and V unless HK and HV are set: then the heads of
+// K (V) are stored one after the other, head h's rows starting at h*HK
+// (h*HV).
+type Seq[T float] struct {
+	Q, K, V, O         []T
+	LdQ, LdK, LdV, LdO int
+	Offset             int
+	HK, HV             int
+}
+
+// KAt is the index in K of the first element of head h of key j.
+func (s *Seq[T]) KAt(j, h, dHead int) int {
+	if s.HK == 0 {
+		return j*s.LdK + h*dHead
+	}
+	return h*s.HK + j*s.LdK
+}
+
+// VAt is the index in V of the first element of head h of value j.
+func (s *Seq[T]) VAt(j, h, dHead int) int {
+	if s.HV == 0 {
+		return j*s.LdV + h*dHead
+	}
+	return h*s.HV + j*s.LdV
+}
+
+// GradSeq holds one sequence's gradients for Backward: DO (qLen rows) is
+// the gradient of the output; DQ (qLen rows), DK and DV (kLen rows each)
+// receive the gradients of the inputs. Ld* are row strides in elements;
+// head h uses columns h*dHead..(h+1)*dHead-1.
+type GradSeq[T float] struct {
+	DO, DQ, DK, DV         []T
+	LdDO, LdDQ, LdDK, LdDV int
+}
+
+// PackedSeqs returns the views of batch sequences of t tokens in the
+// Attention op's layout: qkv is (batch*t, 3d) with each row's query, key and
+// value side by side, out is (batch*t, d), and queries start at offset 0.
+func PackedSeqs[T float](qkv, out []T, batch, t, d int) []Seq[T] {
+	seqs := make([]Seq[T], batch)
+	for b := range seqs {
+		q := qkv[b*t*3*d:]
+		seqs[b] = Seq[T]{Q: q, K: q[d:], V: q[2*d:], O: out[b*t*d:], LdQ: 3 * d, LdK: 3 * d, LdV: 3 * d, LdO: d}
+	}
+	return seqs
+}
+
+// PackedGrads returns the gradient views matching PackedSeqs:
+// dout is (batch*t, d) and dqkv (batch*t, 3d).
+func PackedGrads[T float](dout, dqkv []T, batch, t, d int) []GradSeq[T] {
+	grads := make([]GradSeq[T], batch)
+	for b := range grads {
+		dq := dqkv[b*t*3*d:]
+		grads[b] = GradSeq[T]{DO: dout[b*t*d:], DQ: dq, DK: dq[d:], DV: dq[2*d:], LdDO: d, LdDQ: 3 * d, LdDK: 3 * d, LdDV: 3 * d}
+	}
+	return grads
+}

@@ -1,0 +1,39 @@
+package position
+
+// distanceBias is a bias that depends on the head and on the distance
+// d = pos - j from the query back to the key only. tables[h][t] is the bias
+// of distance len-1-t (a nil table is no bias): the keys of a row, whose
+// distances fall by one per key, read a contiguous slice, so adding a row's
+// biases is one vector addition. Its gradient has the tables' layout.
+type distanceBias[T float] struct {
+	tables [][]T
+}
+
+func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
+	r := b.tables[h]
+	if r == nil {
+		return
+	}
+	t := len(r) - 1 - (pos - j0) // the row's first key is the farthest
+	addTo(row, r[t:t+len(row)])
+}
+
+// gradLen is heads x table length; a head without a table has no entries
+// but keeps its place.
+func (b distanceBias[T]) GradLen() int {
+	n := 0
+	for _, r := range b.tables {
+		n = max(n, len(r))
+	}
+	return len(b.tables) * n
+}
+
+func (b distanceBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
+	r := b.tables[h]
+	if r == nil {
+		return
+	}
+	n := len(acc) / len(b.tables)
+	t := len(r) - 1 - (pos - j0)
+	addTo(acc[h*n+t:h*n+t+len(ds)], ds)
+}
