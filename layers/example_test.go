@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -35,11 +36,11 @@ func ExampleMultiHeadAttention() {
 	// ALiBi's parameters are its per-head slopes: a constant input, never
 	// differentiated. The kernel computes the bias from them.
 	var slopes []float64
-	for _, s := range layers.AlibiSlopes(heads) {
+	for _, s := range position.AlibiSlopes(heads) {
 		slopes = append(slopes, float64(s))
 	}
 	slopeNode := layers.BiasInput(g, tensor.New(tensor.WithShape(heads), tensor.WithBacking(slopes)), "slopes")
-	out, err := attn.Forward(x, slopeNode, layers.AttentionConfig{QueryLen: length, Bias: layers.AlibiScheme{}})
+	out, err := attn.Forward(x, slopeNode, layers.AttentionConfig{QueryLen: length, Bias: position.AlibiScheme{}})
 	if err != nil {
 		log.Fatal(err)
 	}
