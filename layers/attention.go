@@ -17,10 +17,10 @@ type AttentionConfig struct {
 	// QueryLen is the number of rows of each sequence in qkv: the sequence
 	// length, or, with a Cache, the number of new tokens per sequence.
 	QueryLen int
-	// Bias is the position scheme that biases the scores (nil: the causal
+	// PositionBias is the position scheme that biases the scores (nil: the causal
 	// mask alone, as for sinusoidal and position-free models); its
 	// parameters are the op's second input.
-	Bias position.BiasScheme
+	PositionBias position.BiasScheme
 	// Cache, when not nil, makes the op incremental: the new rows' keys and
 	// values are stored after those of the earlier tokens, and the queries,
 	// standing at their absolute positions, attend to all of them.
@@ -36,7 +36,7 @@ type AttentionConfig struct {
 // queries, keys and values side by side, head h taking columns
 // h*d_head..(h+1)*d_head-1 of each block; the output is (batch*QueryLen, D),
 // heads concatenated. params holds the bias scheme's parameters (nil when
-// cfg.Bias is nil). The tiled kernels never build a (T, T) array: memory
+// cfg.PositionBias is nil). The tiled kernels never build a (T, T) array: memory
 // grows linearly with the length.
 //
 // The gradient flows to qkv, and to params when the scheme is trainable;
@@ -48,18 +48,18 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	if qkv.Dims() != 2 {
 		return nil, fmt.Errorf("attention: want qkv of rank 2, got shape %v", qkv.Shape())
 	}
-	if (cfg.Bias == nil) != (params == nil) {
+	if (cfg.PositionBias == nil) != (params == nil) {
 		return nil, fmt.Errorf("attention: a bias scheme needs its parameters and parameters need a scheme")
 	}
 	op := &attentionOp{cfg: cfg}
 	key := fmt.Sprintf("Attention{heads=%d, q=%d", cfg.Heads, cfg.QueryLen)
 	inputs := G.Nodes{qkv}
 	types := []hm.Type{tt(2, tvA)}
-	if cfg.Bias != nil {
-		if err := cfg.Bias.CheckParams(params.Shape(), position.BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
+	if cfg.PositionBias != nil {
+		if err := cfg.PositionBias.CheckParams(params.Shape(), position.BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
 			return nil, fmt.Errorf("attention: %w", err)
 		}
-		key += ", bias=" + cfg.Bias.Name()
+		key += ", bias=" + cfg.PositionBias.Name()
 		inputs = append(inputs, params)
 		types = append(types, tt(params.Dims(), tvA))
 	}
@@ -173,10 +173,10 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T]
 
 // attnBias returns the scheme's bias for keys up to kLen, or nil.
 func attnBias[T float](o *attentionOp, c attnCall, kLen int) position.KernelBias[T] {
-	if o.cfg.Bias == nil {
+	if o.cfg.PositionBias == nil {
 		return nil
 	}
-	return biasMemoOf[T](o).bias(o.cfg.Bias, c.params.Data().([]T), o.cfg.Heads, kLen)
+	return biasMemoOf[T](o).bias(o.cfg.PositionBias, c.params.Data().([]T), o.cfg.Heads, kLen)
 }
 
 // biasMemoOf returns the op's memo of kernel biases in element type T.
@@ -208,7 +208,7 @@ func (o *attentionOp) DiffWRT(n int) []bool {
 	if n == 1 {
 		return []bool{true}
 	}
-	return []bool{true, o.cfg.Bias.Trainable()}
+	return []bool{true, o.cfg.PositionBias.Trainable()}
 }
 
 // SymDiff returns the gradient of qkv (and of a trainable scheme's
@@ -235,7 +235,7 @@ func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 	if len(inputs) == 1 {
 		return G.Nodes{dqkv}, nil
 	}
-	if !o.cfg.Bias.Trainable() {
+	if !o.cfg.PositionBias.Trainable() {
 		return G.Nodes{dqkv, nil}, nil
 	}
 	p := &attentionParamGradOp{fwd: o}
@@ -303,7 +303,7 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 	seqs := flash.PackedSeqs(qkv, out, c.batch, t, c.d)
 	bias := attnBias[T](f, c, t)
 	var biasGrad []T
-	if f.cfg.Bias != nil && f.cfg.Bias.Trainable() {
+	if f.cfg.PositionBias != nil && f.cfg.PositionBias.Trainable() {
 		biasGrad, _ = o.biasGrad.([]T)
 		biasGrad = resize(biasGrad, bias.(position.TrainableBias[T]).GradLen())
 		o.biasGrad = biasGrad
@@ -314,7 +314,7 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 		if f.dParams == nil || !f.dParams.Shape().Eq(c.params.Shape()) || f.dParams.Dtype() != c.params.Dtype() {
 			f.dParams = newLike(c.params.Dtype(), c.params.Shape()...)
 		}
-		paramGrad(f.cfg.Bias, c.params.Data().([]T), biasGrad, f.dParams.Data().([]T))
+		paramGrad(f.cfg.PositionBias, c.params.Data().([]T), biasGrad, f.dParams.Data().([]T))
 	}
 	return nil
 }

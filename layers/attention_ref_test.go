@@ -22,12 +22,12 @@ type attnDims struct {
 // attnForward runs every (batch, head) unit in parallel. probs, when not nil,
 // receives the attention probabilities; it is returned (nil when not kept).
 // Otherwise each worker computes its units in its own scratch buffer.
-func attnForward[T float](dm attnDims, qkv, bias, out, probs []T, cache *any) []T {
+func attnForward[T float](dm attnDims, qkv, bias, out, probs []T, kept *any) []T {
 	units := dm.batch * dm.heads
 	tt := dm.t * dm.t
 	var scratch [][]T
 	if probs == nil {
-		scratch = workerScratch[T](cache, tt)
+		scratch = workerScratch[T](kept, tt)
 	}
 	parallelWorkers(units, 1, func(wk, _, lo, hi int) {
 		for u := lo; u < hi; u++ {
@@ -132,17 +132,17 @@ func softmaxRowsBiased32(s, bias []float32, n int) {
 	}
 }
 
-// workerScratch returns one buffer of n elements per worker, kept in *cache
+// workerScratch returns one buffer of n elements per worker, kept in *kept
 // and reused while the sizes stay the same.
-func workerScratch[T float](cache *any, n int) [][]T {
+func workerScratch[T float](kept *any, n int) [][]T {
 	w := workers()
-	if b, ok := (*cache).([][]T); ok && len(b) == w && len(b[0]) == n {
+	if b, ok := (*kept).([][]T); ok && len(b) == w && len(b[0]) == n {
 		return b
 	}
 	b := make([][]T, w)
 	for i := range b {
 		b[i] = make([]T, n)
 	}
-	*cache = b
+	*kept = b
 	return b
 }

@@ -76,7 +76,7 @@ func TestAttentionTutorialExample(t *testing.T) {
 	g := G.NewGraph()
 	qkv := G.NewTensor(g, G.Float64, 2, G.WithShape(5, 12), G.WithValue(f64([]int{5, 12}, packed...)), G.WithName("qkv"))
 	slopes := G.NewTensor(g, G.Float64, 1, G.WithShape(2), G.WithValue(f64([]int{2}, 0.5, 0.25)), G.WithName("slopes"))
-	out := G.Must(Attention(qkv, slopes, AttentionConfig{Heads: 2, QueryLen: 5, Bias: position.AlibiScheme{}}))
+	out := G.Must(Attention(qkv, slopes, AttentionConfig{Heads: 2, QueryLen: 5, PositionBias: position.AlibiScheme{}}))
 	runGraph(t, g)
 	if got := out.Value().Data().([]float64)[16:20]; !close(got, wantOut[4]) {
 		t.Errorf("op: output row 4 = %.4f, want %v", got, wantOut[4])
@@ -104,14 +104,14 @@ func TestAttentionGradient(t *testing.T) {
 			wrt := []int{0}
 			switch tc.bias {
 			case "alibi":
-				cfg.Bias = position.AlibiScheme{}
+				cfg.PositionBias = position.AlibiScheme{}
 				ins = append(ins, toF64(tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(position.AlibiSlopes(tc.heads)))))
 			case "full":
-				cfg.Bias = layerstest.FullBiasScheme{}
+				cfg.PositionBias = layerstest.FullBiasScheme{}
 				ins = append(ins, randDense(rng, 1, tc.heads, tc.tlen, tc.tlen))
 				wrt = append(wrt, 1)
 			case "shared full":
-				cfg.Bias = layerstest.FullBiasScheme{}
+				cfg.PositionBias = layerstest.FullBiasScheme{}
 				ins = append(ins, randDense(rng, 1, 1, tc.tlen, tc.tlen))
 				wrt = append(wrt, 1)
 			}
@@ -139,7 +139,7 @@ func TestMultiHeadAttentionGradient(t *testing.T) {
 	}
 	gradCheck(t, ins, []int{0, 1, 2, 3, 4}, func(g *G.ExprGraph, in []*G.Node) (*G.Node, error) {
 		a := MultiHeadAttention{Heads: heads, WQKV: in[1], BQKV: in[2], WOut: in[3], BOut: in[4]}
-		return a.Forward(in[0], in[5], AttentionConfig{QueryLen: tlen, Bias: position.AlibiScheme{}})
+		return a.Forward(in[0], in[5], AttentionConfig{QueryLen: tlen, PositionBias: position.AlibiScheme{}})
 	})
 }
 
@@ -154,7 +154,7 @@ func attentionRun(t *testing.T, qkv, params *tensor.Dense, cfg AttentionConfig, 
 	wrt := G.Nodes{x}
 	if params != nil {
 		p = G.NewTensor(g, G.Float32, params.Dims(), G.WithShape(params.Shape()...), G.WithValue(params.Clone()), G.WithName("params"))
-		if cfg.Bias.Trainable() {
+		if cfg.PositionBias.Trainable() {
 			wrt = append(wrt, p)
 		}
 	}
@@ -193,7 +193,7 @@ func TestAttentionInlineBiasEqualsMaterialised(t *testing.T) {
 			cfg := AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen}
 			var params, full *tensor.Dense
 			if scheme == "alibi" {
-				cfg.Bias, params = position.AlibiScheme{}, tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(slopes))
+				cfg.PositionBias, params = position.AlibiScheme{}, tensor.New(tensor.WithShape(tc.heads), tensor.WithBacking(slopes))
 				full = position.AlibiBias(slopes, tc.tlen, tc.tlen, 0, true)
 			} else {
 				full = position.CausalMask(tc.tlen, tc.tlen, 0)
@@ -202,7 +202,7 @@ func TestAttentionInlineBiasEqualsMaterialised(t *testing.T) {
 			if len(grads) != 1 {
 				t.Fatalf("%s: %d gradients, want qkv's only", scheme, len(grads))
 			}
-			wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen, Bias: layerstest.FullBiasScheme{}}, r)
+			wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.heads, QueryLen: tc.tlen, PositionBias: layerstest.FullBiasScheme{}}, r)
 			if len(wantGrads) != 2 {
 				t.Fatalf("full bias: %d gradients, want qkv's and the bias's", len(wantGrads))
 			}
@@ -231,7 +231,7 @@ func TestAttentionCausalPrefix(t *testing.T) {
 		g := G.NewGraph()
 		x := G.NewTensor(g, G.Float64, 2, G.WithShape(tlen, 3*d), G.WithValue(qkv), G.WithName("qkv"))
 		s := G.NewTensor(g, G.Float64, 1, G.WithShape(heads), G.WithValue(toF64(tensor.New(tensor.WithShape(heads), tensor.WithBacking(position.AlibiSlopes(heads))))), G.WithName("slopes"))
-		out := G.Must(Attention(x, s, AttentionConfig{Heads: heads, QueryLen: tlen, Bias: position.AlibiScheme{}}))
+		out := G.Must(Attention(x, s, AttentionConfig{Heads: heads, QueryLen: tlen, PositionBias: position.AlibiScheme{}}))
 		runGraph(t, g)
 		return append([]float64(nil), out.Value().Data().([]float64)...)
 	}
@@ -263,7 +263,7 @@ func TestAttentionStableAtLongDistances(t *testing.T) {
 	}
 	qkv := G.NewTensor(g, G.Float32, 2, G.WithShape(tlen, 3), G.WithValue(tensor.New(tensor.WithShape(tlen, 3), tensor.WithBacking(ones))), G.WithName("qkv"))
 	s := G.NewTensor(g, G.Float32, 1, G.WithShape(1), G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]float32{1e6}))), G.WithName("slopes"))
-	out := G.Must(Attention(qkv, s, AttentionConfig{Heads: 1, QueryLen: tlen, Bias: position.AlibiScheme{}}))
+	out := G.Must(Attention(qkv, s, AttentionConfig{Heads: 1, QueryLen: tlen, PositionBias: position.AlibiScheme{}}))
 	runGraph(t, g)
 	for i, v := range out.Value().Data().([]float32) {
 		if math.IsNaN(float64(v)) || v != 1 {
@@ -284,11 +284,11 @@ func TestAttentionRejects(t *testing.T) {
 		cfg    AttentionConfig
 	}{
 		{"no heads", nil, AttentionConfig{QueryLen: 8}},
-		{"scheme without parameters", nil, AttentionConfig{Heads: 2, QueryLen: 8, Bias: position.AlibiScheme{}}},
+		{"scheme without parameters", nil, AttentionConfig{Heads: 2, QueryLen: 8, PositionBias: position.AlibiScheme{}}},
 		{"parameters without scheme", slopes, AttentionConfig{Heads: 2, QueryLen: 8}},
-		{"slopes for 3 heads, 2 heads", slopes, AttentionConfig{Heads: 2, QueryLen: 8, Bias: position.AlibiScheme{}}},
-		{"full bias of the wrong length", full, AttentionConfig{Heads: 2, QueryLen: 4, Bias: layerstest.FullBiasScheme{}}},
-		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, Bias: layerstest.FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 2, 4)}},
+		{"slopes for 3 heads, 2 heads", slopes, AttentionConfig{Heads: 2, QueryLen: 8, PositionBias: position.AlibiScheme{}}},
+		{"full bias of the wrong length", full, AttentionConfig{Heads: 2, QueryLen: 4, PositionBias: layerstest.FullBiasScheme{}}},
+		{"full bias with a cache", full, AttentionConfig{Heads: 2, QueryLen: 8, PositionBias: layerstest.FullBiasScheme{}, Cache: NewKVCache(NewPositions(1), 2, 4)}},
 	} {
 		if _, err := Attention(qkv, tc.params, tc.cfg); err == nil {
 			t.Errorf("%s: no error", tc.name)

@@ -332,13 +332,13 @@ func TestAttentionMatchesComposed(t *testing.T) {
 		wrt := []int{0}
 		switch s.bias {
 		case "alibi":
-			bias, cfg.Bias = toF64(position.AlibiBias(position.AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), position.AlibiScheme{}
+			bias, cfg.PositionBias = toF64(position.AlibiBias(position.AlibiSlopes(s.heads), s.tlen, s.tlen, 0, true)), position.AlibiScheme{}
 		case "mask":
 			bias = toF64(position.CausalMask(s.tlen, s.tlen, 0))
 		case "full":
-			bias, cfg.Bias, wrt = maskedRandom(rng, s.heads, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
+			bias, cfg.PositionBias, wrt = maskedRandom(rng, s.heads, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
 		default:
-			bias, cfg.Bias, wrt = maskedRandom(rng, 1, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
+			bias, cfg.PositionBias, wrt = maskedRandom(rng, 1, s.tlen), layerstest.FullBiasScheme{}, []int{0, 1}
 		}
 		heads := s.heads
 		cases = append(cases, composedCase{
@@ -346,7 +346,7 @@ func TestAttentionMatchesComposed(t *testing.T) {
 			[]*tensor.Dense{randDense(rng, 1.5, s.batch*s.tlen, 3*d), bias, slopes},
 			wrt,
 			func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-				switch cfg.Bias.(type) {
+				switch cfg.PositionBias.(type) {
 				case position.AlibiScheme:
 					return Attention(in[0], in[2], cfg)
 				case layerstest.FullBiasScheme:

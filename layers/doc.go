@@ -27,7 +27,7 @@
 // package): its parameters, a constant buffer, and how it enters the model:
 // a table added to the token embeddings, a rotation of queries and keys
 // (Rope, in this package), or a bias inside the attention kernel (a
-// position.BiasScheme, given to Attention in AttentionConfig.Bias). Every
+// position.BiasScheme, given to Attention in AttentionConfig.PositionBias). Every
 // layer function takes and returns *gorgonia.Node values, so weights live
 // outside any graph and one set of weights serves graphs of any length.
 //

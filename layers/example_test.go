@@ -39,8 +39,8 @@ func ExampleMultiHeadAttention() {
 	for _, s := range position.AlibiSlopes(heads) {
 		slopes = append(slopes, float64(s))
 	}
-	slopeNode := layers.BiasInput(g, tensor.New(tensor.WithShape(heads), tensor.WithBacking(slopes)), "slopes")
-	out, err := attn.Forward(x, slopeNode, layers.AttentionConfig{QueryLen: length, Bias: position.AlibiScheme{}})
+	slopeNode := layers.ConstantInput(g, tensor.New(tensor.WithShape(heads), tensor.WithBacking(slopes)), "slopes")
+	out, err := attn.Forward(x, slopeNode, layers.AttentionConfig{QueryLen: length, PositionBias: position.AlibiScheme{}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,19 +7,19 @@ import (
 )
 
 // Positions are the absolute positions of a batch of sequences that are
-// decoded incrementally: sequence b has Len[b] tokens behind it, so its next
-// tokens stand at positions Len[b], Len[b]+1, ... A run of a decoding graph
+// decoded incrementally: sequence b has Lengths[b] tokens behind it, so its next
+// tokens stand at positions Lengths[b], Lengths[b]+1, ... A run of a decoding graph
 // covers the selected sequences (all of them unless Select chose some), one
 // batch row each, in order. Every cache of a model shares one Positions,
 // which the decoder advances after each run.
 type Positions struct {
-	Len    []int
-	active []int
+	Lengths []int
+	active  []int
 }
 
 // NewPositions returns the positions of batch empty sequences, all selected.
 func NewPositions(batch int) *Positions {
-	p := &Positions{Len: make([]int, batch)}
+	p := &Positions{Lengths: make([]int, batch)}
 	p.SelectAll()
 	return p
 }
@@ -30,7 +30,7 @@ func (p *Positions) Select(seqs ...int) { p.active = append(p.active[:0], seqs..
 // SelectAll makes the next runs cover every sequence.
 func (p *Positions) SelectAll() {
 	p.active = p.active[:0]
-	for b := range p.Len {
+	for b := range p.Lengths {
 		p.active = append(p.active, b)
 	}
 }
@@ -39,12 +39,12 @@ func (p *Positions) SelectAll() {
 func (p *Positions) Active() []int { return p.active }
 
 // Offset is the position of batch row r's first new token.
-func (p *Positions) Offset(r int) int { return p.Len[p.active[r]] }
+func (p *Positions) Offset(r int) int { return p.Lengths[p.active[r]] }
 
 // Advance records that every selected sequence took n more tokens.
 func (p *Positions) Advance(n int) {
 	for _, b := range p.active {
-		p.Len[b] += n
+		p.Lengths[b] += n
 	}
 }
 
@@ -70,7 +70,7 @@ func NewKVCache(pos *Positions, heads, d int) *KVCache {
 	if heads < 1 || d%heads != 0 {
 		panic(fmt.Sprintf("layers: a cache of width %d cannot hold %d heads", d, heads))
 	}
-	n := len(pos.Len)
+	n := len(pos.Lengths)
 	return &KVCache{pos: pos, d: d, heads: heads, dHead: d / heads,
 		k: make([][]float32, n), v: make([][]float32, n), rows: make([]int, n)}
 }
@@ -117,7 +117,7 @@ func (c *KVCache) store(qkv, out []float32, qLen int) ([]flash.Seq[float32], err
 	c.seqs = resize(c.seqs, len(active))
 	seqs := c.seqs
 	for r, b := range active {
-		n := c.pos.Len[b]
+		n := c.pos.Lengths[b]
 		c.reserve(b, n, n+qLen)
 		hs := c.rows[b] * dh
 		rows := qkv[r*qLen*3*d:]

@@ -28,7 +28,7 @@ func newCachedAttention(t *testing.T, cache *KVCache, scheme position.BiasScheme
 	if scheme != nil {
 		p = G.NewTensor(g, G.Float32, 1, G.WithShape(heads), G.WithValue(tensor.New(tensor.WithShape(heads), tensor.WithBacking(slopes))), G.WithName("slopes"))
 	}
-	c.out = G.Must(Attention(x, p, AttentionConfig{Heads: heads, QueryLen: q, Bias: scheme, Cache: cache}))
+	c.out = G.Must(Attention(x, p, AttentionConfig{Heads: heads, QueryLen: q, PositionBias: scheme, Cache: cache}))
 	c.vm = G.NewTapeMachine(g)
 	t.Cleanup(func() { c.vm.Close() })
 	return c
@@ -65,7 +65,7 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 			if scheme != nil {
 				params = tensor.New(tensor.WithShape(heads), tensor.WithBacking(slopes))
 			}
-			full[b], _ = attentionRun(t, tensor.New(tensor.WithShape(n, 3*d), tensor.WithBacking(seqs[b])), params, AttentionConfig{Heads: heads, QueryLen: n, Bias: scheme}, nil)
+			full[b], _ = attentionRun(t, tensor.New(tensor.WithShape(n, 3*d), tensor.WithBacking(seqs[b])), params, AttentionConfig{Heads: heads, QueryLen: n, PositionBias: scheme}, nil)
 		}
 		pos := NewPositions(len(lens))
 		cache := NewKVCache(pos, heads, d)
@@ -81,8 +81,8 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 		chunk := newCachedAttention(t, cache, scheme, slopes, 1, 7, heads, d)
 		for b, n := range lens {
 			pos.Select(b)
-			for pos.Len[b]+7 <= n-4 {
-				from := pos.Len[b]
+			for pos.Lengths[b]+7 <= n-4 {
+				from := pos.Lengths[b]
 				check(b, from, chunk.run(t, seqs[b][from*3*d:(from+7)*3*d]), 7)
 				pos.Advance(7)
 			}
@@ -92,7 +92,7 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 		for {
 			var live []int
 			for b, n := range lens {
-				if pos.Len[b] < n {
+				if pos.Lengths[b] < n {
 					live = append(live, b)
 				}
 			}
@@ -105,12 +105,12 @@ func TestCachedAttentionEqualsFull(t *testing.T) {
 			pos.Select(live...)
 			var rows []float32
 			for _, b := range live {
-				at := pos.Len[b]
+				at := pos.Lengths[b]
 				rows = append(rows, seqs[b][at*3*d:(at+1)*3*d]...)
 			}
 			out := step[len(live)].run(t, rows)
 			for r, b := range live {
-				check(b, pos.Len[b], out[r*d:], 1)
+				check(b, pos.Lengths[b], out[r*d:], 1)
 			}
 			pos.Advance(1)
 		}

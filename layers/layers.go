@@ -42,7 +42,7 @@ type MultiHeadAttention struct {
 }
 
 // Forward attends over x (batch*cfg.QueryLen, D) rows; biasParams are the
-// parameters of cfg.Bias (nil without one). cfg.Heads is the layer's.
+// parameters of cfg.PositionBias (nil without one). cfg.Heads is the layer's.
 func (a MultiHeadAttention) Forward(x, biasParams *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	qkv, err := Linear(x, a.WQKV, a.BQKV)
 	if err != nil {
@@ -65,9 +65,9 @@ func (a MultiHeadAttention) Forward(x, biasParams *G.Node, cfg AttentionConfig) 
 	return Linear(h, a.WOut, a.BOut)
 }
 
-// BiasInput adds t to g as a named, non-trainable input node. The node reads
+// ConstantInput adds t to g as a named, non-trainable input node. The node reads
 // t by pointer; as long as it is never passed to Grad or an optimizer it stays
 // bit-identical, and one tensor can back nodes in many graphs.
-func BiasInput(g *G.ExprGraph, t *tensor.Dense, name string) *G.Node {
+func ConstantInput(g *G.ExprGraph, t *tensor.Dense, name string) *G.Node {
 	return G.NewTensor(g, t.Dtype(), t.Dims(), G.WithShape(t.Shape()...), G.WithName(name), G.WithValue(t))
 }

@@ -122,7 +122,7 @@ func TestRopeKnownValues(t *testing.T) {
 			tol = 1e-6
 		}
 		pos := NewPositions(len(offsets))
-		copy(pos.Len, offsets)
+		copy(pos.Lengths, offsets)
 		packed := newRopeGraph(t, in.Clone().(*tensor.Dense), heads, qLen, nil).run(t)
 		cached := newRopeGraph(t, in, heads, qLen, pos).run(t)
 		var worst float64
@@ -169,7 +169,7 @@ func TestRopeRelative(t *testing.T) {
 			copy(rows[r*3*d+d:], k)
 		}
 		pos := NewPositions(4)
-		copy(pos.Len, []int{tc.m, tc.n, tc.m + tc.s, tc.n + tc.s})
+		copy(pos.Lengths, []int{tc.m, tc.n, tc.m + tc.s, tc.n + tc.s})
 		out := newRopeGraph(t, tensor.New(tensor.WithShape(4, 3*d), tensor.WithBacking(rows)), heads, 1, pos).run(t)
 		for h := 0; h < heads; h++ {
 			score := func(qRow, kRow int) float64 {
@@ -191,7 +191,7 @@ func TestRopeRelative(t *testing.T) {
 			}
 		}
 		// Not a trivial pass: the score does change with the difference.
-		pos.Len[1]++
+		pos.Lengths[1]++
 		shifted := newRopeGraph(t, tensor.New(tensor.WithShape(4, 3*d), tensor.WithBacking(rows)), heads, 1, pos).run(t)
 		if slices.Equal(shifted[3*d+d:3*d+2*d], out[3*d+d:3*d+2*d]) {
 			t.Errorf("%+v: the key at n+1 equals the key at n", tc)
@@ -216,7 +216,7 @@ func TestRopeGradient(t *testing.T) {
 			var pos *Positions
 			if tc.offsets != nil {
 				pos = NewPositions(tc.batch)
-				copy(pos.Len, tc.offsets)
+				copy(pos.Lengths, tc.offsets)
 			}
 			d := tc.heads * tc.dHead
 			gradCheck(t, []*tensor.Dense{randDense(rng, 1, tc.batch*tc.qLen, 3*d)}, []int{0}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
@@ -239,7 +239,7 @@ func TestRopePositionsEqualPacked(t *testing.T) {
 	in := make([]float32, 3*qLen*3*d)
 	g := newRopeGraph(t, tensor.New(tensor.WithShape(3*qLen, 3*d), tensor.WithBacking(in)), heads, qLen, pos)
 	for _, offsets := range [][]int{{0, 1, 2}, {5, 17, 30}, {37, 0, 20}} {
-		copy(pos.Len, offsets)
+		copy(pos.Lengths, offsets)
 		for r, off := range offsets {
 			copy(in[r*qLen*3*d:(r+1)*qLen*3*d], seq[off*3*d:(off+qLen)*3*d])
 		}

@@ -223,9 +223,9 @@ func TestSchemesEqualMaterialised(t *testing.T) {
 		d := tc.sc.heads * tc.dHead
 		qkv := tensor.New(tensor.WithShape(tc.batch*tc.tlen, 3*d), tensor.WithBacking(randF32(rng, 1, tc.batch*tc.tlen*3*d)))
 		r := randF32(rng, 1, tc.batch*tc.tlen*d)
-		out, grads := attentionRun(t, qkv, tc.sc.params32(), AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, Bias: tc.sc.scheme}, r)
+		out, grads := attentionRun(t, qkv, tc.sc.params32(), AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, PositionBias: tc.sc.scheme}, r)
 		full := tc.sc.materialise(tc.tlen, tc.tlen, 0)
-		wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, Bias: layerstest.FullBiasScheme{}}, r)
+		wantOut, wantGrads := attentionRun(t, qkv, full, AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, PositionBias: layerstest.FullBiasScheme{}}, r)
 		if len(grads) != 2 || len(wantGrads) != 2 {
 			t.Fatalf("%s: %d and %d gradients, want qkv's and the parameters'", name, len(grads), len(wantGrads))
 		}
@@ -258,7 +258,7 @@ func newSchemeCached(t *testing.T, cache *KVCache, sc schemeCase, batch, q, d in
 	x := G.NewTensor(g, G.Float32, 2, G.WithShape(batch*q, 3*d), G.WithValue(tensor.New(tensor.WithShape(batch*q, 3*d), tensor.WithBacking(c.in))), G.WithName("qkv"))
 	pt := sc.params32()
 	p := G.NewTensor(g, G.Float32, pt.Dims(), G.WithShape(pt.Shape()...), G.WithValue(pt), G.WithName("params"))
-	c.out = G.Must(Attention(x, p, AttentionConfig{Heads: sc.heads, QueryLen: q, Bias: sc.scheme, Cache: cache}))
+	c.out = G.Must(Attention(x, p, AttentionConfig{Heads: sc.heads, QueryLen: q, PositionBias: sc.scheme, Cache: cache}))
 	c.vm = G.NewTapeMachine(g)
 	t.Cleanup(func() { c.vm.Close() })
 	return c
@@ -291,7 +291,7 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 		for b, n := range lens {
 			seqs[b] = randF32(rng, 1, n*3*d)
 			full[b], _ = attentionRun(t, tensor.New(tensor.WithShape(n, 3*d), tensor.WithBacking(seqs[b])), sc.materialise(n, n, 0),
-				AttentionConfig{Heads: heads, QueryLen: n, Bias: layerstest.FullBiasScheme{}}, nil)
+				AttentionConfig{Heads: heads, QueryLen: n, PositionBias: layerstest.FullBiasScheme{}}, nil)
 		}
 		pos := NewPositions(len(lens))
 		cache := NewKVCache(pos, heads, d)
@@ -307,8 +307,8 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 		chunk := newSchemeCached(t, cache, sc, 1, 7, d)
 		for b, n := range lens {
 			pos.Select(b)
-			for pos.Len[b]+7 <= n-4 {
-				from := pos.Len[b]
+			for pos.Lengths[b]+7 <= n-4 {
+				from := pos.Lengths[b]
 				check(b, from, chunk.run(t, seqs[b][from*3*d:(from+7)*3*d]), 7)
 				pos.Advance(7)
 			}
@@ -317,7 +317,7 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 		for {
 			var live []int
 			for b, n := range lens {
-				if pos.Len[b] < n {
+				if pos.Lengths[b] < n {
 					live = append(live, b)
 				}
 			}
@@ -330,11 +330,11 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 			pos.Select(live...)
 			var rows []float32
 			for _, b := range live {
-				rows = append(rows, seqs[b][pos.Len[b]*3*d:(pos.Len[b]+1)*3*d]...)
+				rows = append(rows, seqs[b][pos.Lengths[b]*3*d:(pos.Lengths[b]+1)*3*d]...)
 			}
 			out := step[len(live)].run(t, rows)
 			for r, b := range live {
-				check(b, pos.Len[b], out[r*d:], 1)
+				check(b, pos.Lengths[b], out[r*d:], 1)
 			}
 			pos.Advance(1)
 		}
@@ -399,7 +399,7 @@ func TestSchemesGradient(t *testing.T) {
 			d := tc.sc.heads * tc.dHead
 			ins := []*tensor.Dense{randDense(rng, 1, tc.batch*tc.tlen, 3*d), tc.sc.params64()}
 			gradCheck(t, ins, []int{0, 1}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-				return Attention(in[0], in[1], AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, Bias: tc.sc.scheme})
+				return Attention(in[0], in[1], AttentionConfig{Heads: tc.sc.heads, QueryLen: tc.tlen, PositionBias: tc.sc.scheme})
 			})
 		})
 	}
@@ -469,7 +469,7 @@ func TestSchemesDeterministic(t *testing.T) {
 			x := G.NewTensor(g, G.Float32, 2, G.WithShape(qkv.Shape()...), G.WithValue(qkv.Clone()), G.WithName("qkv"))
 			pt := sc.params32()
 			p := G.NewTensor(g, G.Float32, pt.Dims(), G.WithShape(pt.Shape()...), G.WithValue(pt), G.WithName("params"))
-			o := G.Must(Attention(x, p, AttentionConfig{Heads: heads, QueryLen: tlen, Bias: sc.scheme}))
+			o := G.Must(Attention(x, p, AttentionConfig{Heads: heads, QueryLen: tlen, PositionBias: sc.scheme}))
 			rn := G.NewTensor(g, G.Float32, 2, G.WithShape(r.Shape()...), G.WithValue(r.Clone()), G.WithName("R"))
 			grads, err := G.Grad(G.Must(G.Sum(G.Must(G.HadamardProd(o, rn)))), x, p)
 			if err != nil {
@@ -518,7 +518,7 @@ func TestSchemesRejectShapes(t *testing.T) {
 		{position.FireScheme{}, []int{1, position.FireParamLen(2)}},
 	} {
 		p := G.NewTensor(g, G.Float32, len(tc.shape), G.WithShape(tc.shape...), G.WithName(fmt.Sprintf("p%v%v", tc.scheme.Name(), tc.shape)))
-		if _, err := Attention(qkv, p, AttentionConfig{Heads: 2, QueryLen: 8, Bias: tc.scheme}); err == nil {
+		if _, err := Attention(qkv, p, AttentionConfig{Heads: 2, QueryLen: 8, PositionBias: tc.scheme}); err == nil {
 			t.Errorf("%s with parameters %v for 2 heads: no error", tc.scheme.Name(), tc.shape)
 		}
 	}
@@ -534,7 +534,7 @@ func TestT5SharedAcrossLayers(t *testing.T) {
 	d := heads * dHead
 	ins := []*tensor.Dense{randDense(rng, 1, batch*tlen, 3*d), randDense(rng, 1, batch*tlen, 3*d), sc.params64()}
 	gradCheck(t, ins, []int{0, 1, 2}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
-		cfg := AttentionConfig{Heads: heads, QueryLen: tlen, Bias: position.T5Scheme{}}
+		cfg := AttentionConfig{Heads: heads, QueryLen: tlen, PositionBias: position.T5Scheme{}}
 		a, err := Attention(in[0], in[2], cfg)
 		if err != nil {
 			return nil, err

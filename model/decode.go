@@ -11,15 +11,15 @@ import (
 // (NewDecodeGraph) reads and extends it; Pos.Select chooses which
 // sequences the next run covers.
 type Cache struct {
-	Pos    *layers.Positions
-	layers []*layers.KVCache
+	Positions *layers.Positions
+	layers    []*layers.KVCache
 }
 
 // NewCache returns an empty cache for batch sequences.
 func (m *Model) NewCache(batch int) *Cache {
-	c := &Cache{Pos: layers.NewPositions(batch)}
+	c := &Cache{Positions: layers.NewPositions(batch)}
 	for l := 0; l < m.Config.NLayers; l++ {
-		c.layers = append(c.layers, layers.NewKVCache(c.Pos, m.Config.NHeads, m.Config.DModel))
+		c.layers = append(c.layers, layers.NewKVCache(c.Positions, m.Config.NHeads, m.Config.DModel))
 	}
 	return c
 }
@@ -41,13 +41,13 @@ func (c *Cache) Bytes() int {
 // stores the new tokens' keys and values and advances the positions. Runs
 // must have the same number of selected sequences as the build.
 func (m *Model) NewDecodeGraph(c *Cache, q int) (*Graph, error) {
-	return m.build(len(c.Pos.Active()), q, false, c)
+	return m.build(len(c.Positions.Active()), q, false, c)
 }
 
 // beforeDecode checks the selection and writes the embedding table's rows
 // of the new tokens' positions (for a scheme that adds one).
 func (gr *Graph) beforeDecode() error {
-	pos := gr.cache.Pos
+	pos := gr.cache.Positions
 	if len(pos.Active()) != gr.Batch {
 		return fmt.Errorf("graph run: %d sequences selected in the cache, the graph decodes %d", len(pos.Active()), gr.Batch)
 	}

@@ -97,8 +97,8 @@ func TestCachedLogitsEqualFullPass(t *testing.T) {
 						q = plan.chunk
 					}
 				}
-				if c.Pos.Len[0] != n {
-					t.Fatalf("the cache holds %d positions, want %d", c.Pos.Len[0], n)
+				if c.Positions.Lengths[0] != n {
+					t.Fatalf("the cache holds %d positions, want %d", c.Positions.Lengths[0], n)
 				}
 			})
 		}
@@ -183,7 +183,7 @@ func TestWideBatchStepEqualsAlone(t *testing.T) {
 	for b := 0; b < seqs; b++ {
 		prompt := randomTokens(rng, 3+2*b, 256)
 		for _, c := range []*Cache{batch, alone} {
-			c.Pos.Select(b)
+			c.Positions.Select(b)
 			g, err := m.NewDecodeGraph(c, len(prompt))
 			if err != nil {
 				t.Fatal(err)
@@ -195,7 +195,7 @@ func TestWideBatchStepEqualsAlone(t *testing.T) {
 		}
 		next[b] = rng.IntN(256)
 	}
-	batch.Pos.SelectAll()
+	batch.Positions.SelectAll()
 	g, err := m.NewDecodeGraph(batch, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -205,14 +205,14 @@ func TestWideBatchStepEqualsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := g.LogitsData()
-	alone.Pos.Select(0)
+	alone.Positions.Select(0)
 	one, err := m.NewDecodeGraph(alone, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer one.Close()
 	for b := 0; b < seqs; b++ {
-		alone.Pos.Select(b)
+		alone.Positions.Select(b)
 		if err := one.Execute(next[b:b+1], nil); err != nil {
 			t.Fatal(err)
 		}

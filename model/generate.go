@@ -67,7 +67,7 @@ func (m *Model) Generate(prompts [][]byte, opt GenerateOptions, emit func(prompt
 		}
 	}()
 	run := func(rows []int, ids []int, q int) ([]float32, error) {
-		cache.Pos.Select(rows...)
+		cache.Positions.Select(rows...)
 		key := [2]int{len(rows), q}
 		g := graphs[key]
 		if g == nil {
@@ -128,7 +128,7 @@ func (m *Model) Generate(prompts [][]byte, opt GenerateOptions, emit func(prompt
 	stats.DecodeSeconds = time.Since(start).Seconds()
 	for b, r := range rows {
 		r.flush(emit, b, &out[b])
-		out[b].Context = cache.Pos.Len[b] + 1 // the last token is generated, not yet run
+		out[b].Context = cache.Positions.Lengths[b] + 1 // the last token is generated, not yet run
 	}
 	stats.CacheBytes = cache.Bytes()
 	return out, stats, nil

@@ -71,7 +71,7 @@ func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, bu
 	if m.PositionBuffer != nil && name == m.bufferName {
 		if *buffer == nil {
 			t := tensor.New(tensor.WithShape(len(m.PositionBuffer)), tensor.WithBacking(m.PositionBuffer))
-			*buffer = layers.BiasInput(g, t, name)
+			*buffer = layers.ConstantInput(g, t, name)
 		}
 		return bias, *buffer, nil
 	}
@@ -168,12 +168,12 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 	if m.makeTable != nil {
 		if cache == nil {
 			// Every sequence starts at 0: one table, added periodically.
-			pe := layers.BiasInput(g, m.embeddingTable(length), m.scheme.Name()+"_table")
+			pe := layers.ConstantInput(g, m.embeddingTable(length), m.scheme.Name()+"_table")
 			x, err = layers.AddRows(x, pe)
 		} else {
 			// Each row's own positions, filled in by Execute.
 			gr.pe = make([]float32, n*cfg.DModel)
-			pe := layers.BiasInput(g, tensor.New(tensor.WithShape(n, cfg.DModel), tensor.WithBacking(gr.pe)), m.scheme.Name()+"_rows")
+			pe := layers.ConstantInput(g, tensor.New(tensor.WithShape(n, cfg.DModel), tensor.WithBacking(gr.pe)), m.scheme.Name()+"_rows")
 			x, err = layers.Add(x, pe)
 		}
 		if err != nil {
@@ -193,7 +193,7 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 		if err != nil {
 			return nil, err
 		}
-		attnCfg := layers.AttentionConfig{QueryLen: length, Bias: scheme}
+		attnCfg := layers.AttentionConfig{QueryLen: length, PositionBias: scheme}
 		if cache != nil {
 			attnCfg.Cache = cache.layers[l]
 		}
@@ -282,7 +282,7 @@ func (gr *Graph) Execute(ids, targets []int) error {
 		}
 	}
 	if gr.cache != nil {
-		gr.cache.Pos.Advance(gr.Len)
+		gr.cache.Positions.Advance(gr.Len)
 	}
 	gr.ran, gr.scored = true, targets != nil
 	return nil

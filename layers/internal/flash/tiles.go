@@ -64,17 +64,17 @@ type workerBuffers[T float] struct {
 	l           []float64
 }
 
-// scratchFrom returns the scratch kept in *cache (or a new one when
-// cache is nil), with one workerBuffers per worker.
-func scratchFrom[T float](cache *any) *buffers[T] {
+// scratchFrom returns the scratch kept in *scratch (or a new one when
+// scratch is nil), with one workerBuffers per worker.
+func scratchFrom[T float](scratch *any) *buffers[T] {
 	var fs *buffers[T]
-	if cache != nil {
-		fs, _ = (*cache).(*buffers[T])
+	if scratch != nil {
+		fs, _ = (*scratch).(*buffers[T])
 	}
 	if fs == nil {
 		fs = &buffers[T]{}
-		if cache != nil {
-			*cache = fs
+		if scratch != nil {
+			*scratch = fs
 		}
 	}
 	if w := parallel.Workers(); len(fs.work) != w {
