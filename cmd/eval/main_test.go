@@ -2,34 +2,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/cmd/internal/clitest"
 	"github.com/alibi-go/alibi/train"
 )
 
 // trainedRun trains a micro model once for the tests of this package.
 func trainedRun(t *testing.T) (dir, corpus string) {
-	t.Helper()
-	root := t.TempDir()
-	corpus = filepath.Join(root, "corpus.txt")
-	if err := os.WriteFile(corpus, []byte(strings.Repeat("a small corpus for evaluation. ", 50)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := train.Defaults()
-	cfg.Name, cfg.Out = "micro", filepath.Join(root, "run")
-	cfg.Model = model.Config{Vocab: 256, DModel: 16, NLayers: 1, NHeads: 2, DFF: 32, Pos: model.PosALiBi, TrainLen: 16, Seed: 1}
-	cfg.Data.Corpus = corpus
-	cfg.Train.Batch, cfg.Train.Steps, cfg.Train.LR, cfg.Train.MinLR, cfg.Train.Warmup = 2, 4, 1e-3, 1e-4, 1
-	if _, err := train.Train(context.Background(), cfg, train.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return cfg.Out, corpus
+	return clitest.MicroRun(t, "a small corpus for evaluation. ", 50, func(c *train.Config) {
+		c.Train.Batch, c.Train.Steps, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 2, 4, 1e-3, 1e-4, 1
+	})
 }
 
 func TestEvalCommand(t *testing.T) {

@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/alibi-go/alibi/cmd/internal/clitest"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/train"
@@ -16,21 +16,10 @@ import (
 
 // trainedRun trains a micro model for a few steps.
 func trainedRun(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	corpus := filepath.Join(root, "corpus.txt")
-	if err := os.WriteFile(corpus, []byte(strings.Repeat("Light is refracted by the prism. ", 40)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := train.Defaults()
-	cfg.Name, cfg.Out = "micro", filepath.Join(root, "run")
-	cfg.Model = model.Config{Vocab: 256, DModel: 16, NLayers: 1, NHeads: 2, DFF: 32, Pos: model.PosALiBi, TrainLen: 16, Seed: 1}
-	cfg.Data.Corpus = corpus
-	cfg.Train.Batch, cfg.Train.Steps, cfg.Train.LR, cfg.Train.MinLR, cfg.Train.Warmup = 4, 30, 1e-2, 1e-3, 2
-	if _, err := train.Train(context.Background(), cfg, train.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return cfg.Out
+	dir, _ := clitest.MicroRun(t, "Light is refracted by the prism. ", 40, func(c *train.Config) {
+		c.Train.Batch, c.Train.Steps, c.Train.LR, c.Train.MinLR, c.Train.Warmup = 4, 30, 1e-2, 1e-3, 2
+	})
+	return dir
 }
 
 // stdout holds exactly the bytes the model generates, the summary goes to

@@ -1,10 +1,6 @@
 package gemm
 
-import (
-	"fmt"
-
-	"github.com/alibi-go/alibi/layers/internal/simd"
-)
+import "github.com/alibi-go/alibi/layers/internal/simd"
 
 // Path is an implementation of the kernels: portable Go, AVX2 or AVX-512
 // (see package simd, which chooses).
@@ -50,27 +46,16 @@ var geometries = [...]geometry{
 	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512},
 }
 
-// best is the path the kernels use unless a test changes it: the fastest
-// supported, or the one ALIBI_SIMD names.
-var best = simd.Best()
-
-// active is the path the kernels use; tests change it with setPath.
-var active = best
+// kernels selects the path the kernels run; tests change it with setPath.
+var kernels = simd.NewSelector("gemm")
 
 // Active returns the path Sgemm uses.
-func Active() Path { return active }
+func Active() Path { return kernels.Path() }
 
 // setPath makes Sgemm use path p, which must be supported, and returns the
 // previous path. It is for tests and benchmarks, which must not run Sgemm
 // concurrently with it.
-func setPath(p Path) Path {
-	if !p.Supported() {
-		panic(fmt.Sprintf("gemm: path %v is not supported", p))
-	}
-	prev := active
-	active = p
-	return prev
-}
+func setPath(p Path) Path { return kernels.Set(p) }
 
 // geom returns the geometry of the active path.
-func geom() *geometry { return &geometries[active] }
+func geom() *geometry { return &geometries[kernels.Path()] }

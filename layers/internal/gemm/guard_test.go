@@ -4,31 +4,10 @@ package gemm
 
 import (
 	"math/rand"
-	"syscall"
 	"testing"
-	"unsafe"
-)
 
-// guarded returns a slice of n floats that ends exactly where an
-// inaccessible page begins, so that reading or writing past its end faults.
-func guarded(t *testing.T, n int) []float32 {
-	t.Helper()
-	page := syscall.Getpagesize()
-	size := (n*4+page-1)/page*page + page
-	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatalf("mmap: %v", err)
-	}
-	t.Cleanup(func() { syscall.Munmap(mem) })
-	if err := syscall.Mprotect(mem[size-page:], syscall.PROT_NONE); err != nil {
-		t.Fatalf("mprotect: %v", err)
-	}
-	end := size - page
-	if n == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[end-4*n])), n)
-}
+	"github.com/alibi-go/alibi/layers/internal/memtest"
+)
 
 // TestSgemmNoOverread runs products whose A, B and C end right before an
 // inaccessible page: any read or write past the last element crashes the
@@ -50,9 +29,9 @@ func TestSgemmNoOverread(t *testing.T) {
 							br, bc = n, k
 						}
 						lda, ldb, ldc := ac+1, bc+3, n+2
-						a := guarded(t, (ar-1)*lda+ac)
-						b := guarded(t, (br-1)*ldb+bc)
-						c := guarded(t, (m-1)*ldc+n)
+						a := memtest.Guarded32(t, (ar-1)*lda+ac)
+						b := memtest.Guarded32(t, (br-1)*ldb+bc)
+						c := memtest.Guarded32(t, (m-1)*ldc+n)
 						copy(a, randSlice(rng, len(a)))
 						copy(b, randSlice(rng, len(b)))
 						copy(c, randSlice(rng, len(c)))

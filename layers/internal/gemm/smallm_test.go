@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"github.com/alibi-go/alibi/layers/internal/memtest"
 )
 
 // smallNs are column counts around the kernels' blocks (8, 32 and 64
@@ -85,7 +87,7 @@ func TestSmallMBitIdentical(t *testing.T) {
 				}
 			}
 		}
-		results[active] = all
+		results[Active()] = all
 	})
 	if r2, r5 := results[AVX2], results[AVX512]; r2 != nil && r5 != nil {
 		for i := range r2 {
@@ -99,7 +101,7 @@ func TestSmallMBitIdentical(t *testing.T) {
 }
 
 // TestSmallMNoOverread runs small-M products whose A, B and C end right
-// before an inaccessible page (see guarded), with exact and padded strides.
+// before an inaccessible page (see memtest.Guarded32), with exact and padded strides.
 func TestSmallMNoOverread(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(23))
@@ -113,9 +115,9 @@ func TestSmallMNoOverread(t *testing.T) {
 								br, bc = n, k
 							}
 							lda, ldb, ldc := k+pad, bc+pad, n+pad
-							a := guarded(t, (m-1)*lda+k)
-							b := guarded(t, (br-1)*ldb+bc)
-							c := guarded(t, (m-1)*ldc+n)
+							a := memtest.Guarded32(t, (m-1)*lda+k)
+							b := memtest.Guarded32(t, (br-1)*ldb+bc)
+							c := memtest.Guarded32(t, (m-1)*ldc+n)
 							copy(a, randSlice(rng, len(a)))
 							copy(b, randSlice(rng, len(b)))
 							copy(c, randSlice(rng, len(c)))

@@ -67,3 +67,30 @@ func best(want string) Path {
 	}
 	return b
 }
+
+// Selector is the path one package's kernels run: Best() unless a test or
+// benchmark sets another. Each kernel package keeps one, so that its tests
+// can run every path in turn. Set must not be called while the package's
+// kernels run.
+type Selector struct {
+	pkg  string
+	path Path
+}
+
+// NewSelector returns the selector of package pkg (named in Set's panic),
+// starting at Best().
+func NewSelector(pkg string) *Selector { return &Selector{pkg: pkg, path: Best()} }
+
+// Path is the path the kernels run.
+func (s *Selector) Path() Path { return s.path }
+
+// Set makes the kernels run path p and returns the previous one. An
+// unsupported p is a programming error in a test: it panics.
+func (s *Selector) Set(p Path) Path {
+	if !p.Supported() {
+		panic(fmt.Sprintf("%s: path %v is not supported", s.pkg, p))
+	}
+	prev := s.path
+	s.path = p
+	return prev
+}

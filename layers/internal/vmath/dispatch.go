@@ -1,10 +1,6 @@
 package vmath
 
-import (
-	"fmt"
-
-	"github.com/alibi-go/alibi/layers/internal/simd"
-)
+import "github.com/alibi-go/alibi/layers/internal/simd"
 
 // Path is an implementation of the kernels: portable Go, AVX2 or AVX-512
 // (see package simd, which chooses).
@@ -20,24 +16,13 @@ const (
 // Paths lists every path, in order.
 var Paths = simd.Paths
 
-// best is the path the kernels use unless a test changes it: the fastest
-// supported, or the one ALIBI_SIMD names.
-var best = simd.Best()
+// kernels selects the path the kernels run; tests change it with setPath.
+var kernels = simd.NewSelector("vmath")
 
-// active is the path the kernels use; tests change it with setPath.
-var active = best
+// Active returns the path the kernels uses.
+func Active() Path { return kernels.Path() }
 
-// Active returns the path the kernels use.
-func Active() Path { return active }
-
-// setPath makes the kernels use path p, which must be supported, and returns
-// the previous path. It is for tests and benchmarks, which must not run the
-// kernels concurrently with it.
-func setPath(p Path) Path {
-	if !p.Supported() {
-		panic(fmt.Sprintf("vmath: path %v is not supported", p))
-	}
-	prev := active
-	active = p
-	return prev
-}
+// setPath makes the kernels use path p, which must be supported, and returns the
+// previous path. It is for tests and benchmarks, which must not run the kernels
+// concurrently with it.
+func setPath(p Path) Path { return kernels.Set(p) }

@@ -26,7 +26,7 @@ func reduceLanes(acc *[lanes]float64) float64 {
 // path's lane kernels process (a multiple of lanes); the portable code adds
 // the rest, starting again at lane 0.
 func laneSplit(n int) int {
-	if active == Portable {
+	if kernels.Path() == Portable {
 		return 0
 	}
 	return n &^ (lanes - 1)
@@ -44,7 +44,7 @@ func Moments(x []float32) (mean, sqDev float64) {
 	n := laneSplit(len(x))
 	var acc [lanes]float64
 	if n > 0 {
-		if active == AVX512 {
+		if kernels.Path() == AVX512 {
 			sumLanesAVX512(&x[0], n, &acc)
 		} else {
 			sumLanesAVX2(&x[0], n, &acc)
@@ -54,7 +54,7 @@ func Moments(x []float32) (mean, sqDev float64) {
 	mean = reduceLanes(&acc) / float64(len(x))
 	acc = [lanes]float64{}
 	if n > 0 {
-		if active == AVX512 {
+		if kernels.Path() == AVX512 {
 			sqDevLanesAVX512(&x[0], n, mean, &acc)
 		} else {
 			sqDevLanesAVX2(&x[0], n, mean, &acc)
@@ -71,9 +71,9 @@ func Normalize(out, x, gamma, beta []float32, mean, rstd float32) {
 	checkLen(len(gamma), len(x))
 	checkLen(len(beta), len(x))
 	switch {
-	case len(x) == 0 || active == Portable:
+	case len(x) == 0 || kernels.Path() == Portable:
 		normalizeGo(out, x, gamma, beta, mean, rstd)
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		normalizeAVX512(&out[0], &x[0], &gamma[0], &beta[0], len(x), mean, rstd)
 	default:
 		n := len(x) &^ 7
@@ -96,7 +96,7 @@ func LayerNormGradSums(x, dy, gamma []float32, mean, rstd float64, dGamma, dBeta
 	n := laneSplit(len(x))
 	var acc [2 * lanes]float64
 	if n > 0 {
-		if active == AVX512 {
+		if kernels.Path() == AVX512 {
 			lnGradSumsAVX512(&x[0], &dy[0], &gamma[0], n, mean, rstd, &dGamma[0], &dBeta[0], &acc)
 		} else {
 			lnGradSumsAVX2(&x[0], &dy[0], &gamma[0], n, mean, rstd, &dGamma[0], &dBeta[0], &acc)
@@ -115,9 +115,9 @@ func LayerNormGradX(dx, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
 	checkLen(len(dy), len(x))
 	checkLen(len(gamma), len(x))
 	switch {
-	case len(x) == 0 || active == Portable:
+	case len(x) == 0 || kernels.Path() == Portable:
 		lnGradXGo(dx, x, dy, gamma, mean, rstd, mg, mgx)
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		lnGradXAVX512(&dx[0], &x[0], &dy[0], &gamma[0], len(x), mean, rstd, mg, mgx)
 	default:
 		n := len(x) &^ 7
@@ -153,9 +153,9 @@ func AdamW(w, g, m, v []float32, c AdamWCoeffs) {
 	checkLen(len(v), len(w))
 	k := adamWConsts(c)
 	switch {
-	case len(w) == 0 || active == Portable:
+	case len(w) == 0 || kernels.Path() == Portable:
 		adamWGo(w, g, m, v, &k)
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		adamWAVX512(&w[0], &g[0], &m[0], &v[0], len(w), &k)
 	default:
 		n := len(w) &^ 7

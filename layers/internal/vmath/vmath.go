@@ -44,9 +44,9 @@ func Exp(dst, x []float32) {
 	checkLen(len(dst), len(x))
 	n := len(x) &^ 7
 	switch {
-	case n == 0 || active == Portable:
+	case n == 0 || kernels.Path() == Portable:
 		n = 0
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		expAVX512(&dst[0], &x[0], n)
 	default:
 		expAVX2(&dst[0], &x[0], n)
@@ -64,9 +64,9 @@ func ExpSubSum(x []float32, shift float32) float32 {
 	var sum float64
 	n := len(x) &^ 7
 	switch {
-	case n == 0 || active == Portable:
+	case n == 0 || kernels.Path() == Portable:
 		n = 0
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		sum = expSubSumAVX512(&x[0], n, shift)
 	default:
 		sum = expSubSumAVX2(&x[0], n, shift)
@@ -80,9 +80,9 @@ func ExpSubSum(x []float32, shift float32) float32 {
 func AddMax(x, b []float32) float32 {
 	checkLen(len(x), len(b))
 	switch {
-	case len(x) == 0 || active == Portable:
+	case len(x) == 0 || kernels.Path() == Portable:
 		return addMaxGo(x, b)
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		return addMaxAVX512(&x[0], &b[0], len(x))
 	}
 	m := float32(math.Inf(-1))
@@ -97,9 +97,9 @@ func AddMax(x, b []float32) float32 {
 // result is unspecified (NaN or the maximum of some of the other elements).
 func Max(x []float32) float32 {
 	switch {
-	case len(x) == 0 || active == Portable:
+	case len(x) == 0 || kernels.Path() == Portable:
 		return maxGo(x)
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		return maxAVX512(&x[0], len(x))
 	}
 	m := float32(math.Inf(-1))
@@ -113,9 +113,9 @@ func Max(x []float32) float32 {
 // Scale sets x[i] *= s in place.
 func Scale(x []float32, s float32) {
 	switch {
-	case len(x) == 0 || active == Portable:
+	case len(x) == 0 || kernels.Path() == Portable:
 		scaleGo(x, s)
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		scaleAVX512(&x[0], len(x), s)
 	default:
 		n := len(x) &^ 7
@@ -138,9 +138,9 @@ func GELU(dst, x []float32) {
 	checkLen(len(dst), len(x))
 	n := len(x) &^ 7
 	switch {
-	case n == 0 || active == Portable:
+	case n == 0 || kernels.Path() == Portable:
 		n = 0
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		geluAVX512(&dst[0], &x[0], n)
 	default:
 		geluAVX2(&dst[0], &x[0], n)
@@ -160,9 +160,9 @@ func GELUGrad(dst, x, g []float32) {
 	checkLen(len(g), len(x))
 	n := len(x) &^ 7
 	switch {
-	case n == 0 || active == Portable:
+	case n == 0 || kernels.Path() == Portable:
 		n = 0
-	case active == AVX512:
+	case kernels.Path() == AVX512:
 		geluGradAVX512(&dst[0], &x[0], &g[0], n)
 	default:
 		geluGradAVX2(&dst[0], &x[0], &g[0], n)
