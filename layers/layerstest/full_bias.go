@@ -3,7 +3,7 @@ package layerstest
 import (
 	"fmt"
 
-	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/alibi-go/alibi/layers/position"
 	"gorgonia.org/tensor"
 )
@@ -45,7 +45,7 @@ func (b FullBias[T]) Data() []T { return b.data }
 // Add implements position.KernelBias.
 func (b FullBias[T]) Add(h, pos, j0 int, row []T) {
 	i := b.index(h, pos, j0)
-	flash.AddTo(row, b.data[i:i+len(row)])
+	vmath.AddTo(row, b.data[i:i+len(row)])
 }
 
 // GradLen implements position.TrainableBias: one entry per bias entry.
@@ -54,7 +54,7 @@ func (b FullBias[T]) GradLen() int { return len(b.data) }
 // Accumulate implements position.TrainableBias.
 func (b FullBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	i := b.index(h, pos, j0)
-	flash.AddTo(acc[i:i+len(ds)], ds)
+	vmath.AddTo(acc[i:i+len(ds)], ds)
 }
 
 // FullBiasScheme is a materialised bias: its parameter is the whole

@@ -1,5 +1,7 @@
 package position
 
+import "github.com/alibi-go/alibi/layers/internal/vmath"
+
 // distanceBias is a bias that depends on the head and on the distance
 // d = pos - j from the query back to the key only. tables[h][t] is the bias
 // of distance len-1-t (a nil table is no bias): the keys of a row, whose
@@ -15,7 +17,7 @@ func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
 		return
 	}
 	t := len(r) - 1 - (pos - j0) // the row's first key is the farthest
-	addTo(row, r[t:t+len(row)])
+	vmath.AddTo(row, r[t:t+len(row)])
 }
 
 // gradLen is heads x table length; a head without a table has no entries
@@ -35,5 +37,5 @@ func (b distanceBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
 	}
 	n := len(acc) / len(b.tables)
 	t := len(r) - 1 - (pos - j0)
-	addTo(acc[h*n+t:h*n+t+len(ds)], ds)
+	vmath.AddTo(acc[h*n+t:h*n+t+len(ds)], ds)
 }

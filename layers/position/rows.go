@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"gorgonia.org/tensor"
 )
 
@@ -15,19 +14,6 @@ type Float interface{ ~float32 | ~float64 }
 
 // float is Float, the short name the bias code uses.
 type float = Float
-
-// addTo sets dst[i] += src[i] (for float32 with vmath.AddMax, whose
-// maximum is not needed), as the attention kernel adds rows.
-func addTo[T float](dst, src []T) {
-	if d, ok := any(dst).([]float32); ok {
-		vmath.AddMax(d, any(src).([]float32))
-		return
-	}
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
-	}
-}
 
 // elems returns the elements of t, whose dtype must be E, read in place.
 func elems[E any](t *tensor.Dense) []E {

@@ -2,6 +2,8 @@ package flash
 
 import (
 	"fmt"
+
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/alibi-go/alibi/layers/parallel"
 )
 
@@ -76,7 +78,7 @@ func Backward[T float](seqs []Seq[T], grads []GradSeq[T], qLen, heads, dHead int
 	})
 	if lb != nil {
 		for _, acc := range fs.accs[1:] {
-			AddTo(biasGrad, acc)
+			vmath.AddTo(biasGrad, acc)
 		}
 	}
 }

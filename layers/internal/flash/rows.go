@@ -1,24 +1,12 @@
 package flash
 
 import (
-	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"math"
+
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 )
 
 // Row kernels: float32 with the vmath kernels, float64 in plain Go.
-
-// AddTo sets dst[i] += src[i] (for float32 with vmath.AddMax, whose
-// maximum is not needed).
-func AddTo[T float](dst, src []T) {
-	if d, ok := any(dst).([]float32); ok {
-		vmath.AddMax(d, any(src).([]float32))
-		return
-	}
-	src = src[:len(dst)]
-	for i := range dst {
-		dst[i] += src[i]
-	}
-}
 
 // rowMax returns the maximum of x (-Inf if empty).
 func rowMax[T float](x []T) T {

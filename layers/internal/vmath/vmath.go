@@ -93,6 +93,20 @@ func AddMax(x, b []float32) float32 {
 	return max(m, addMaxGo(x[n:], b[n:]))
 }
 
+// AddTo sets dst[i] += src[i]: for float32 with AddMax (whose maximum is
+// not needed), for float64 in plain Go, so that the float64 references of
+// the attention kernel and the position biases add rows the same way.
+func AddTo[T ~float32 | ~float64](dst, src []T) {
+	if d, ok := any(dst).([]float32); ok {
+		AddMax(d, any(src).([]float32))
+		return
+	}
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
 // Max returns the maximum of x, or -Inf if x is empty. If x contains NaN the
 // result is unspecified (NaN or the maximum of some of the other elements).
 func Max(x []float32) float32 {
