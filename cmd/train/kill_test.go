@@ -201,9 +201,17 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	if err := faultTrainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
 		t.Fatalf("final segment: %v", err)
 	}
+	sameRunState(t, whole, split, "step-00000240.safetensors")
+}
+
+// sameRunState checks that the interrupted and resumed run in split ended as
+// the uninterrupted one in whole: the same newest checkpoint (named last),
+// every tensor bit-identical, and the same steps and losses in the metrics.
+func sameRunState(t *testing.T, whole, split, last string) {
+	t.Helper()
 	a, pa := finalState(t, whole)
 	b, pb := finalState(t, split)
-	if filepath.Base(pa) != "step-00000240.safetensors" || filepath.Base(pb) != filepath.Base(pa) {
+	if filepath.Base(pa) != last || filepath.Base(pb) != filepath.Base(pa) {
 		t.Fatalf("final checkpoints %s and %s", pa, pb)
 	}
 	if len(a) != len(b) {
@@ -211,7 +219,7 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	}
 	for name, x := range a {
 		if !bytes.Equal(x, b[name]) {
-			t.Fatalf("tensor %s differs after kill and resume", name)
+			t.Fatalf("tensor %s differs after the interruption and resume", name)
 		}
 	}
 	ma, _ := os.ReadFile(filepath.Join(whole, "metrics.jsonl"))
