@@ -30,6 +30,7 @@ type Sampler struct {
 	src     *rand.PCG
 	rng     *rand.Rand
 	batches int64
+	passkey float64 // the fraction of rows that are passkey episodes (MixPasskey)
 }
 
 // NewSampler returns a sampler of batch windows of length tokens each, drawn
@@ -61,7 +62,8 @@ func NewSampler(tokens []byte, length, batch int, seed uint64) (*Sampler, error)
 
 // Next fills x and y with the next batch. Both must have length
 // batch*length and are laid out row-major as batch rows of length tokens.
-// For each row a start is drawn uniformly from [0, len(tokens)-length-1];
+// A row may be a passkey episode (see [Sampler.MixPasskey]); for every other
+// row a start is drawn uniformly from [0, len(tokens)-length-1];
 // the row of x is tokens[start:start+length] and the row of y is
 // tokens[start+1:start+length+1].
 //
@@ -74,8 +76,11 @@ func (s *Sampler) Next(x, y []int) {
 	}
 	starts := len(s.tokens) - s.length
 	for r := range s.batch {
-		start := s.rng.IntN(starts)
 		row := r * s.length
+		if s.passkey > 0 && s.rng.Float64() < s.passkey && s.episodeRow(x[row:row+s.length], y[row:row+s.length]) {
+			continue
+		}
+		start := s.rng.IntN(starts)
 		for i, tok := range s.tokens[start : start+s.length+1] {
 			if i < s.length {
 				x[row+i] = int(tok)
@@ -154,4 +159,56 @@ func (s *Sampler) UnmarshalBinary(data []byte) error {
 	*s.src = src
 	s.batches = batches
 	return nil
+}
+
+// PasskeyWindowMin is the shortest window (tokens + 1 for the shifted
+// target) that holds a passkey episode: the key statement, the question at
+// [MinPasskeyDistance] and the answer's digits, with no filler.
+const PasskeyWindowMin = PasskeyStatementLen + MinPasskeyDistance + PasskeyDigits
+
+// MixPasskey makes a fraction frac of the rows that [Sampler.Next] draws
+// passkey episodes instead of plain windows: for each row, with probability
+// frac, the row's length+1 tokens (inputs and shifted targets) are one
+// episode's prompt and answer, [Passkey.EpisodeAt] with filler cut from the
+// sampler's own tokens and the key statement starting at a uniformly drawn
+// offset in [0, length+1-PasskeyWindowMin]: a uniformly random depth, the
+// rest of the window being the distance. Every draw comes from the sampler's
+// generator, so a saved state resumes the same mix. With frac 0 (the
+// default) the sampler draws exactly what it drew before mixing existed. A
+// row whose episode cannot be made (every key drawn occurs in its filler,
+// possible only in a text dense in 5-digit numbers) stays a plain window.
+//
+// It returns an error if frac is not in [0, 1) or if the window is shorter
+// than PasskeyWindowMin.
+func (s *Sampler) MixPasskey(frac float64) error {
+	if !(frac >= 0 && frac < 1) {
+		return fmt.Errorf("sampler: passkey fraction %v is not in [0, 1)", frac)
+	}
+	if frac > 0 && s.length+1 < PasskeyWindowMin {
+		return fmt.Errorf("sampler: a passkey episode needs windows of at least %d tokens, the window is %d", PasskeyWindowMin-1, s.length)
+	}
+	s.passkey = frac
+	return nil
+}
+
+// episodeRow fills one row with a passkey episode of s.length+1 tokens and
+// reports whether it could.
+func (s *Sampler) episodeRow(x, y []int) bool {
+	n := s.length + 1
+	before := s.rng.IntN(n - PasskeyWindowMin + 1)
+	distance := n - before - PasskeyStatementLen - PasskeyDigits
+	p, err := NewPasskey(s.tokens, s.rng.Uint64())
+	if err != nil {
+		return false
+	}
+	e, err := p.EpisodeAt(before, distance)
+	if err != nil {
+		return false
+	}
+	text := append(e.Prompt, e.Answer...)
+	for i := 0; i < s.length; i++ {
+		x[i] = int(text[i])
+		y[i] = int(text[i+1])
+	}
+	return true
 }

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/model"
 	"gopkg.in/yaml.v3"
 )
@@ -32,6 +33,10 @@ type DataConfig struct {
 	// (the default, shipped with the project).
 	Corpus  string  `yaml:"corpus" json:"corpus"`
 	ValFrac float64 `yaml:"val_frac" json:"val_frac"`
+	// Passkey is the fraction of training windows that are passkey
+	// episodes (data.Sampler MixPasskey), in [0, 1); 0, the default, trains
+	// on plain text only. The validation split stays plain text.
+	Passkey float64 `yaml:"passkey" json:"passkey"`
 }
 
 // Settings are the optimisation and bookkeeping settings.
@@ -195,7 +200,7 @@ func (c Config) Validate() error {
 		key string
 		v   float64
 	}{{"train.lr", t.LR}, {"train.min_lr", t.MinLR}, {"train.beta1", t.Beta1}, {"train.beta2", t.Beta2}, {"train.eps", t.Eps},
-		{"train.weight_decay", t.WeightDecay}, {"train.clip", t.Clip}, {"data.val_frac", c.Data.ValFrac}} {
+		{"train.weight_decay", t.WeightDecay}, {"train.clip", t.Clip}, {"data.val_frac", c.Data.ValFrac}, {"data.passkey", c.Data.Passkey}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s must be a finite number, got %g", f.key, f.v)
 		}
@@ -219,6 +224,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("train.clip must not be negative (0 disables clipping), got %g", t.Clip)
 	case !(c.Data.ValFrac > 0 && c.Data.ValFrac < 1):
 		return fmt.Errorf("data.val_frac must be in (0, 1), got %g", c.Data.ValFrac)
+	case !(c.Data.Passkey >= 0 && c.Data.Passkey < 1):
+		return fmt.Errorf("data.passkey must be in [0, 1), got %g", c.Data.Passkey)
+	case c.Data.Passkey > 0 && c.Model.TrainLen+1 < data.PasskeyWindowMin:
+		return fmt.Errorf("data.passkey needs model.train_len of at least %d to hold an episode, got %d", data.PasskeyWindowMin-1, c.Model.TrainLen)
 	}
 	return nil
 }

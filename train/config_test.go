@@ -29,6 +29,10 @@ func TestParseConfig(t *testing.T) {
 		{"bad lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: -1}\n", "train.lr"},
 		{"min_lr above lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, min_lr: 0.2}\n", "train.min_lr"},
 		{"val_frac", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1}\ndata: {val_frac: 1.5}\n", "data.val_frac"},
+		{"passkey fraction of 1", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 128}\ntrain: {batch: 1, steps: 1, lr: 0.1}\ndata: {passkey: 1}\n", "data.passkey must be in [0, 1), got 1"},
+		{"passkey NaN", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 128}\ntrain: {batch: 1, steps: 1, lr: 0.1}\ndata: {passkey: .nan}\n", "data.passkey must be a finite number"},
+		{"passkey window too short", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 99}\ntrain: {batch: 1, steps: 1, lr: 0.1}\ndata: {passkey: 0.1}\n", "data.passkey needs model.train_len of at least 100 to hold an episode, got 99"},
+		{"passkey fits", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 100}\ntrain: {batch: 1, steps: 1, lr: 0.1}\ndata: {passkey: 0.1}\n", ""},
 		{"eval_tokens shorter than train_len", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, eval_tokens: 3}\n", "train.eval_tokens (3) must be at least model.train_len (4)"},
 		{"eval_tokens of train_len", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, eval_tokens: 4, final_eval_tokens: 4}\n", ""},
 		{"final_eval_tokens shorter than train_len", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, final_eval_tokens: 2}\n", "train.final_eval_tokens (2) must be at least model.train_len (4)"},
@@ -75,5 +79,24 @@ func TestTinyConfigMatchesReference(t *testing.T) {
 	}
 	if _, err := os.Stat("../configs/micro.yaml"); err != nil {
 		t.Error(err)
+	}
+}
+
+// tiny-passkey.yaml is tiny.yaml with a tenth of the windows passkey episodes.
+func TestTinyPasskeyConfig(t *testing.T) {
+	tiny, err := LoadConfig("../configs/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := LoadConfig("../configs/tiny-passkey.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk.Data.Passkey != 0.1 || tiny.Data.Passkey != 0 {
+		t.Errorf("passkey fractions: tiny-passkey %g, tiny %g", pk.Data.Passkey, tiny.Data.Passkey)
+	}
+	pk.Data.Passkey, pk.Name = 0, tiny.Name
+	if err := CheckResume(tiny, pk); err != nil {
+		t.Errorf("tiny-passkey differs from tiny in more than the mix: %v", err)
 	}
 }

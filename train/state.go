@@ -74,6 +74,9 @@ func newState(cfg Config, corpus *data.Corpus, trainTok []byte) (*state, error) 
 	if err != nil {
 		return nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
 	}
+	if err := s.MixPasskey(cfg.Data.Passkey); err != nil {
+		return nil, fmt.Errorf("data.passkey: %w", err)
+	}
 	sizes := make([]int, len(m.Weights.Names))
 	for i, name := range m.Weights.Names {
 		sizes[i] = len(m.Weights.Data(name))

@@ -1,0 +1,154 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rowText is a row's length+1 tokens: its inputs and its last target.
+func rowText(x, y []int, row, length int) []byte {
+	out := make([]byte, 0, length+1)
+	for _, v := range x[row*length : (row+1)*length] {
+		out = append(out, byte(v))
+	}
+	return append(out, byte(y[(row+1)*length-1]))
+}
+
+// parseEpisode reports whether text is a passkey episode as MixPasskey lays
+// it out, with its key and the offset of its statement.
+func parseEpisode(text []byte) (key string, before int, ok bool) {
+	n := len(text)
+	if n < PasskeyWindowMin {
+		return "", 0, false
+	}
+	key = string(text[n-PasskeyDigits:])
+	q := n - PasskeyDigits - len(PasskeyQuestion)
+	if string(text[q:n-PasskeyDigits]) != PasskeyQuestion {
+		return "", 0, false
+	}
+	stmt := passkeyStatement([]byte(key))
+	before = bytes.Index(text, stmt)
+	return key, before, before >= 0
+}
+
+func TestMixPasskeyRows(t *testing.T) {
+	text := []byte(strings.Repeat("Light is propagated in rays; the rays are refracted. ", 400))
+	const length, batch = 128, 8
+	for _, frac := range []float64{0.1, 0.5, 0.9} {
+		t.Run(fmt.Sprint(frac), func(t *testing.T) {
+			s, err := NewSampler(text, length, batch, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.MixPasskey(frac); err != nil {
+				t.Fatal(err)
+			}
+			episodes, rows := 0, 0
+			befores := map[int]bool{}
+			for range 200 {
+				x, y := s.Batch()
+				for r := range batch {
+					rows++
+					row := rowText(x, y, r, length)
+					key, before, ok := parseEpisode(row)
+					if !ok {
+						if !bytes.Contains(text, row) {
+							t.Fatalf("row %q is neither an episode nor a slice of the text", row)
+						}
+						continue
+					}
+					episodes++
+					befores[before] = true
+					// The key: twice in the statement, never elsewhere, and the answer.
+					if got := bytes.Count(row[:len(row)-PasskeyDigits], []byte(key)); got != 2 {
+						t.Fatalf("key %s occurs %d times before the answer, want 2: %q", key, got, row)
+					}
+					if !bytes.Contains(text, row[:before]) {
+						t.Fatalf("filler before the statement is not a slice of the text: %q", row[:before])
+					}
+				}
+			}
+			got := float64(episodes) / float64(rows)
+			// 1600 Bernoulli draws: 5 standard deviations.
+			sd := 5 * math.Sqrt(frac*(1-frac)/float64(rows))
+			if got < frac-sd || got > frac+sd {
+				t.Errorf("%d of %d rows are episodes (%.3f), want %.2f ± %.3f", episodes, rows, got, frac, sd)
+			}
+			// The statement's offset is uniform over 0..length+1-PasskeyWindowMin.
+			if room := length + 1 - PasskeyWindowMin; !befores[0] || !befores[room] || len(befores) < room/2 {
+				t.Errorf("statement offsets %d distinct in 0..%d, ends seen %v %v", len(befores), room, befores[0], befores[room])
+			}
+		})
+	}
+}
+
+func TestMixPasskeyZeroIsPlain(t *testing.T) {
+	text := []byte(strings.Repeat("abcdefghij0123456789", 50))
+	a, _ := NewSampler(text, 120, 4, 3)
+	b, _ := NewSampler(text, 120, 4, 3)
+	if err := b.MixPasskey(0); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		xa, ya := a.Batch()
+		xb, yb := b.Batch()
+		if !slices.Equal(xa, xb) || !slices.Equal(ya, yb) {
+			t.Fatal("MixPasskey(0) changed the batches")
+		}
+	}
+}
+
+func TestMixPasskeyResume(t *testing.T) {
+	text := []byte(strings.Repeat("Of the Refractions of Light. ", 300))
+	a, _ := NewSampler(text, 128, 4, 11)
+	_ = a.MixPasskey(0.5)
+	for range 5 {
+		a.Batch()
+	}
+	state, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewSampler(text, 128, 4, 99)
+	_ = b.MixPasskey(0.5)
+	if err := b.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		xa, ya := a.Batch()
+		xb, yb := b.Batch()
+		if !slices.Equal(xa, xb) || !slices.Equal(ya, yb) {
+			t.Fatal("a restored sampler drew other batches")
+		}
+	}
+}
+
+func TestMixPasskeyErrors(t *testing.T) {
+	text := []byte(strings.Repeat("x", 1000))
+	for _, c := range []struct {
+		length int
+		frac   float64
+		want   string
+	}{
+		{128, -0.1, "not in [0, 1)"},
+		{128, 1, "not in [0, 1)"},
+		{128, math.NaN(), "not in [0, 1)"},
+		{PasskeyWindowMin - 2, 0.1, "at least 100 tokens"},
+	} {
+		s, err := NewSampler(text, c.length, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MixPasskey(c.frac); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("MixPasskey(%v) at length %d: %v, want %q", c.frac, c.length, err, c.want)
+		}
+	}
+	s, _ := NewSampler(text, PasskeyWindowMin-2, 1, 1)
+	if err := s.MixPasskey(0); err != nil {
+		t.Errorf("MixPasskey(0) on a short window: %v", err)
+	}
+}
