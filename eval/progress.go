@@ -18,8 +18,19 @@ const ProgressEvery = 10 * time.Second
 // last call too, so a long evaluation ends with its 100% line; one shorter
 // than 10 s prints none). now is the clock of those lines (nil: time.Now).
 func NewProgress(w io.Writer, terminal bool, length int, now func() time.Time) func(scored, total int) {
+	return progress(w, terminal, fmt.Sprintf("length %d", length), "tokens scored", now)
+}
+
+// NewPasskeyProgress returns a PasskeyOptions.Progress that reports on w as
+// NewProgress does, counting the prompt tokens run.
+func NewPasskeyProgress(w io.Writer, terminal bool, now func() time.Time) func(done, total int) {
+	return progress(w, terminal, "passkey", "prompt tokens run", now)
+}
+
+// progress reports the progress of the task named label, counted in unit.
+func progress(w io.Writer, terminal bool, label, unit string, now func() time.Time) func(scored, total int) {
 	if terminal {
-		return barProgress(w, length)
+		return barProgress(w, label)
 	}
 	if now == nil {
 		now = time.Now
@@ -32,17 +43,17 @@ func NewProgress(w io.Writer, terminal bool, length int, now func() time.Time) f
 			return
 		}
 		last = t
-		fmt.Fprintf(w, "length %d: %d of %d tokens scored (%.0f%%) in %.0fs\n",
-			length, scored, total, 100*float64(scored)/float64(total), t.Sub(start).Seconds())
+		fmt.Fprintf(w, "%s: %d of %d %s (%.0f%%) in %.0fs\n",
+			label, scored, total, unit, 100*float64(scored)/float64(total), t.Sub(start).Seconds())
 	}
 }
 
-// barProgress draws a bar of the tokens scored at one length.
-func barProgress(w io.Writer, length int) func(scored, total int) {
+// barProgress draws a bar of a task's progress.
+func barProgress(w io.Writer, label string) func(scored, total int) {
 	var bar *progressbar.ProgressBar
 	return func(scored, total int) {
 		if bar == nil {
-			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(fmt.Sprintf("length %d", length)),
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(label),
 				progressbar.OptionShowCount(), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 		}
 		bar.Set(scored)

@@ -54,18 +54,30 @@ func newTrained(name, path string, c *model.Checkpoint) (*Trained, error) {
 // ValidationTokens returns the validation split of the run's own corpus, one
 // byte per token. progress (which may be nil) sees the corpus being read.
 func (r *Trained) ValidationTokens(progress data.Progress) ([]byte, error) {
+	_, val, err := r.splits(progress)
+	return val, err
+}
+
+// TrainingTokens returns the training split of the run's own corpus, one
+// byte per token: the filler of its passkey episodes. progress (which may be
+// nil) sees the corpus being read.
+func (r *Trained) TrainingTokens(progress data.Progress) ([]byte, error) {
+	train, _, err := r.splits(progress)
+	return train, err
+}
+
+func (r *Trained) splits(progress data.Progress) (train, val []byte, err error) {
 	if r.Corpus == "" {
-		return nil, fmt.Errorf("%s records no training corpus; pass a data file", r.Checkpoint)
+		return nil, nil, fmt.Errorf("%s records no training corpus; pass a data file", r.Checkpoint)
 	}
 	c, err := data.LoadCorpusProgress(r.Corpus, progress)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	_, val, err := data.Split(c.Bytes, r.ValFrac)
-	if err != nil {
-		return nil, fmt.Errorf("corpus %s: %w", r.Corpus, err)
+	if train, val, err = data.Split(c.Bytes, r.ValFrac); err != nil {
+		return nil, nil, fmt.Errorf("corpus %s: %w", r.Corpus, err)
 	}
-	return val, nil
+	return train, val, nil
 }
 
 // FileTokens reads a text file, directory or corpus spec as one token stream.

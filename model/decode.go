@@ -77,3 +77,13 @@ func (m *Model) decodeTable(n int) []float32 {
 	}
 	return m.decodeRows
 }
+
+// Reset empties the cache for reuse: every sequence is back at position 0
+// with all sequences selected, and the storage already grown is kept, so a
+// decoding graph built on the cache serves the next sequences too.
+func (c *Cache) Reset() {
+	for b := range c.Positions.Lengths {
+		c.Positions.Lengths[b] = 0
+	}
+	c.Positions.SelectAll()
+}

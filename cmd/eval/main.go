@@ -20,9 +20,11 @@ import (
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
-const summary = `eval: report the perplexity of trained runs at several window lengths.
+const summary = `eval: report the perplexity of trained runs at several window lengths, or
+(--task passkey) their retrieval of a pass key at several distances.
 
-example: go run ./cmd/eval --len 2048      (runs/tiny at 1x, 2x and 4x its training length, and 2048)`
+example: go run ./cmd/eval --len 2048      (runs/tiny at 1x, 2x and 4x its training length, and 2048)
+         go run ./cmd/eval --run runs/tiny-passkey --task passkey --distances 64,128,1024`
 
 func main() {
 	cli.TuneGC()
@@ -53,6 +55,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
 	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
+	task := flags.String("task", "perplexity", "what to measure: perplexity, or passkey (retrieval of a 5-digit key at each --distances; train with configs/tiny-passkey.yaml)")
+	distances := flags.String("distances", "", fmt.Sprintf("passkey: comma-separated distances from the key to the answer (default %s)", joinInts(eval.DefaultPasskeyDistances)))
+	depths := flags.String("depths", "", "passkey: comma-separated depths in [0, 1] the episodes cycle through: the filler before the key as a fraction of the filler after it (default 0,0.5,1)")
+	episodes := flags.Int("episodes", 50, "passkey: episodes per distance")
+	seed := flags.Uint64("seed", 1, "passkey: seed of the episodes")
 	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: lengths estimated to need more than %d%% of it are refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -82,6 +89,33 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	var pk eval.PasskeyOptions
+	switch *task {
+	case "perplexity":
+		for _, f := range []string{"distances", "depths", "episodes", "seed"} {
+			if set[f] {
+				return fail("--%s is a flag of --task passkey", f)
+			}
+		}
+	case "passkey":
+		for _, f := range []string{"len", "lens", "stride", "batch-tokens", "max-tokens"} {
+			if set[f] {
+				return fail("--%s is a flag of --task perplexity", f)
+			}
+		}
+		if *episodes < 1 {
+			return fail("--episodes must be positive, got %d", *episodes)
+		}
+		pk = eval.PasskeyOptions{Episodes: *episodes, Seed: *seed, MemoryLimit: memLimit}
+		if pk.Distances, err = parseInts("distances", *distances); err != nil {
+			return fail("%v", err)
+		}
+		if pk.Depths, err = parseDepths(*depths); err != nil {
+			return fail("%v", err)
+		}
+	default:
+		return fail("--task must be perplexity or passkey, got %q", *task)
+	}
 	if len(runs) == 0 && len(ckpts) == 0 {
 		runs = append(runs, "runs/tiny")
 	}
@@ -105,6 +139,12 @@ func command(args []string, stdout, stderr io.Writer) int {
 		if fileTokens, err = eval.FileTokens(*dataPath); err != nil {
 			return fail("%v", err)
 		}
+	}
+	if *task == "passkey" {
+		if err := passkeyTask(opened, fileTokens, pk, *jsonPath, *plotPath, stdout, stderr); err != nil {
+			return fail("%v", err)
+		}
+		return 0
 	}
 	// Every run's lengths and tokens first, and the length and memory checks
 	// of every evaluation, before any of them allocates.

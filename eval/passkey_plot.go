@@ -1,0 +1,72 @@
+package eval
+
+import (
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Plot writes a PNG of passkey accuracy against distance (log scale) for
+// every run, with each training length marked.
+func (r PasskeyReport) Plot(path string) error {
+	p, err := r.accuracyPlot()
+	if err != nil {
+		return err
+	}
+	return savePanels(path, 8*vg.Inch, p)
+}
+
+// accuracyPlot is the panel of accuracy against distance.
+func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Passkey retrieval: greedy exact match vs distance"
+	p.X.Label.Text = "distance from the key to the answer (tokens, log scale)"
+	p.Y.Label.Text = "accuracy"
+	p.X.Scale = plot.LogScale{}
+	p.Y.Min, p.Y.Max = -0.02, 1.02
+	p.Legend.Top = true
+	distances := map[float64]bool{}
+	for i, run := range r.Runs {
+		var pts plotter.XYs
+		for _, x := range run.Points {
+			distances[float64(x.Distance)] = true
+			pts = append(pts, plotter.XY{X: float64(x.Distance), Y: x.Accuracy})
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color = seriesColor(i), seriesColor(i)
+		line.Width = vg.Points(2)
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", run.Pos, run.Run), line, points)
+	}
+	if len(distances) == 0 {
+		return p, nil
+	}
+	p.X.Tick.Marker = valueTicks(distances)
+	marked := map[int]bool{}
+	for _, run := range r.Runs {
+		if marked[run.TrainLen] || run.TrainLen <= 0 {
+			continue
+		}
+		marked[run.TrainLen] = true
+		l, err := plotter.NewLine(plotter.XYs{{X: float64(run.TrainLen), Y: 0}, {X: float64(run.TrainLen), Y: 1}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Gray{Y: 100}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("training length %d", run.TrainLen), l)
+	}
+	return p, nil
+}

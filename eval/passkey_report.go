@@ -1,0 +1,72 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// PasskeyReport is the JSON shape of a passkey evaluation:
+// {"runs": [PasskeyResult...]}.
+type PasskeyReport struct {
+	Runs []PasskeyResult `json:"runs"`
+}
+
+// WriteJSON writes the report, indented.
+func (r PasskeyReport) WriteJSON(w io.Writer) error { return writeIndented(w, r) }
+
+// Markdown writes the accuracy table, one row per distance and one column
+// per run (accuracy, and in brackets the mean log-probability of a digit),
+// and each run's effective context length.
+func (r PasskeyReport) Markdown(w io.Writer) error {
+	var distances []int
+	seen := map[int]bool{}
+	for _, run := range r.Runs {
+		for _, p := range run.Points {
+			if !seen[p.Distance] {
+				seen[p.Distance] = true
+				distances = append(distances, p.Distance)
+			}
+		}
+	}
+	sort.Ints(distances)
+	var b strings.Builder
+	b.WriteString("Passkey retrieval: exact-match accuracy of greedy decoding (mean log-probability of a digit, nats; a uniform guess among digits is -2.30)\n\n| distance |")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Pos, run.Run, run.TrainLen)
+	}
+	b.WriteString("\n|---|")
+	for range r.Runs {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, d := range distances {
+		fmt.Fprintf(&b, "| %d |", d)
+		for _, run := range r.Runs {
+			cell := " – |"
+			for _, p := range run.Points {
+				if p.Distance == d {
+					cell = fmt.Sprintf(" %.2f (%.2f) |", p.Accuracy, p.LogProb)
+				}
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| effective context |")
+	for _, run := range r.Runs {
+		b.WriteString(" " + effectiveCell(run) + " |")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// effectiveCell is a run's effective context length as a table cell.
+func effectiveCell(r PasskeyResult) string {
+	if r.EffectiveContext == 0 {
+		return "none: " + r.EffectiveNote
+	}
+	return fmt.Sprintf("%d (%.2gx L; accuracy up to L/2: %.2f)", r.EffectiveContext, float64(r.EffectiveContext)/float64(r.TrainLen), r.ShortAccuracy)
+}
