@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
@@ -51,6 +52,11 @@ type options struct {
 	shard, shards                             int
 	reportOnly, noLock                        bool
 	steps                                     int // --steps, 0 if not given
+	// The context lenses: passkey distances (nil: no passkey evaluation)
+	// and episodes per distance.
+	passkeyList string
+	distances   []int
+	episodes    int
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -68,6 +74,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.steps, "steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
 	flags.IntVar(&o.batchTokens, "batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
 	flags.IntVar(&o.maxTokens, "max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
+	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
+	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
 	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
@@ -95,10 +103,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 	terminal := cli.IsTerminal(stderr)
 	// The validation split's size, and whether every evaluation fits in it
 	// and in memory, before anything trains.
-	_, _, val, err := train.LoadData(cfg, cli.CorpusProgress(stderr, terminal))
+	_, trainTok, val, err := train.LoadData(cfg, cli.CorpusProgress(stderr, terminal))
 	if err != nil {
 		return fail("%v", err)
 	}
+	for _, d := range o.distances {
+		if piece := d - data.MinPasskeyDistance; piece > len(trainTok) {
+			return fail("--passkey %d needs %d bytes of filler in one piece, the training split has %d", d, piece, len(trainTok))
+		}
+	}
+	trainTok = nil
 	for i, l := range o.lengths(cfg) {
 		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
 			return fail("--mults %d is too long for the validation split: %v%s", o.factors[i], err, longestMult(err, cfg.Model.TrainLen))
@@ -177,6 +191,21 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	o.shards, err2 = strconv.Atoi(n)
 	if !ok || err1 != nil || err2 != nil || o.shards < 1 || o.shard < 1 || o.shard > o.shards {
 		return fmt.Errorf("--shard %q is not K/N with 1 <= K <= N", shard)
+	}
+	if o.passkeyList != "" {
+		for _, f := range strings.Split(o.passkeyList, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || v < data.MinPasskeyDistance {
+				return fmt.Errorf("--passkey: %q is not a distance of at least %d (the question's length)", f, data.MinPasskeyDistance)
+			}
+			o.distances = append(o.distances, v)
+		}
+		if err := twice("--passkey", o.distances); err != nil {
+			return err
+		}
+	}
+	if o.episodes < 1 {
+		return fmt.Errorf("--passkey-episodes must be positive, got %d", o.episodes)
 	}
 	if o.batchTokens < 1 || o.maxTokens < 0 {
 		return fmt.Errorf("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", o.batchTokens, o.maxTokens)
@@ -295,15 +324,16 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 	}
 	if len(todo) == 0 {
 		fmt.Fprintf(stderr, "%s: reusing its evaluations\n", c.cfg.Out)
-		return nil
 	}
 	r, err := eval.OpenRun(c.cfg.Out, func(err error) { fmt.Fprintf(stderr, "experiment: skipping checkpoint: %v\n", err) })
 	if err != nil {
 		return err
 	}
-	val, err := r.ValidationTokens(cli.CorpusProgress(stderr, terminal))
-	if err != nil {
-		return err
+	var val []byte
+	if len(todo) > 0 {
+		if val, err = r.ValidationTokens(cli.CorpusProgress(stderr, terminal)); err != nil {
+			return err
+		}
 	}
 	for _, l := range todo {
 		debug.FreeOSMemory()
@@ -315,6 +345,12 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 			c.cfg.Out, l, res.PPL, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 		have[l] = res
 		if err := writeEvaluations(c.cfg.Out, o, have); err != nil {
+			return err
+		}
+	}
+	if o.distances != nil {
+		debug.FreeOSMemory()
+		if err := passkeyRun(r, c.cfg.Out, o, stderr, terminal); err != nil {
 			return err
 		}
 	}

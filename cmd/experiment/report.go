@@ -68,6 +68,7 @@ func writeEvaluations(dir string, o options, have map[int]eval.Result) error {
 // report.md, report.json and report.png.
 func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer) int {
 	var runs []eval.TrainedRun
+	var passkey eval.PasskeyReport
 	var missing, writing []string
 	for _, c := range cells {
 		holder, busy, err := train.RunWriter(c.cfg.Out)
@@ -83,6 +84,14 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		if err != nil {
 			missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
 			continue
+		}
+		if o.distances != nil {
+			pk, err := readPasskey(c.cfg.Out, o)
+			if err != nil || pk == nil {
+				missing = append(missing, fmt.Sprintf("%s (no passkey evaluation at these distances%s)", c.cfg.Out, errSuffix(err)))
+				continue
+			}
+			passkey.Runs = append(passkey.Runs, *pk)
 		}
 		runs = append(runs, r)
 	}
@@ -104,7 +113,8 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
-	md := markdown(cmp, cfg, o)
+	ctx := contextReport{Passkey: passkey}
+	md := markdown(cmp, ctx, cfg, o)
 	for _, w := range []struct {
 		name string
 		data []byte
@@ -117,6 +127,12 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 	if err := cmp.Plot(filepath.Join(o.out, "report.png")); err != nil {
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
+	}
+	if o.lenses() {
+		if err := ctx.write(o.out); err != nil {
+			fmt.Fprintf(stderr, "experiment: %v\n", err)
+			return 1
+		}
 	}
 	fmt.Fprint(stdout, md)
 	return 0
@@ -157,7 +173,7 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 // markdown is the report: what was compared, the comparison's tables, the
 // settings, every run's and every evaluation's timings, and how to
 // reproduce it.
-func markdown(cmp eval.Comparison, cfg train.Config, o options) string {
+func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.Join(o.schemes, " vs "))
 	scored := "the whole validation split"
@@ -167,7 +183,11 @@ func markdown(cmp eval.Comparison, cfg train.Config, o options) string {
 	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s, the last %g of %s, "+
 		"at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
 	cmp.Markdown(&b)
-	b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n## Settings\n\n")
+	b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n")
+	if o.lenses() {
+		ctx.markdown(&b, cfg, o)
+	}
+	b.WriteString("## Settings\n\n")
 	m, t := cfg.Model, cfg.Train
 	fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
 		"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
@@ -209,6 +229,17 @@ func markdown(cmp eval.Comparison, cfg train.Config, o options) string {
 	if o.steps != 0 {
 		cmd += fmt.Sprintf(" --steps %d", o.steps)
 	}
+	if o.distances != nil {
+		cmd += fmt.Sprintf(" --passkey %s --passkey-episodes %d", o.passkeyList, o.episodes)
+	}
 	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\n%s\n```\n\nGenerated %s.\n", cmd, time.Now().UTC().Format("2006-01-02"))
 	return b.String()
+}
+
+// errSuffix is ": err" for a non-nil err, and "" for nil.
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
