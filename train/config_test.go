@@ -82,7 +82,7 @@ func TestTinyConfigMatchesReference(t *testing.T) {
 	}
 }
 
-// tiny-passkey.yaml is tiny.yaml with a tenth of the windows passkey episodes.
+// tiny-passkey.yaml is tiny.yaml with half the windows passkey episodes, for 5000 steps.
 func TestTinyPasskeyConfig(t *testing.T) {
 	tiny, err := LoadConfig("../configs/tiny.yaml")
 	if err != nil {
@@ -92,10 +92,10 @@ func TestTinyPasskeyConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pk.Data.Passkey != 0.1 || tiny.Data.Passkey != 0 {
+	if pk.Data.Passkey != 0.5 || tiny.Data.Passkey != 0 || pk.Train.Steps != 5000 {
 		t.Errorf("passkey fractions: tiny-passkey %g, tiny %g", pk.Data.Passkey, tiny.Data.Passkey)
 	}
-	pk.Data.Passkey, pk.Name = 0, tiny.Name
+	pk.Data.Passkey, pk.Name, pk.Train.Steps = 0, tiny.Name, tiny.Train.Steps
 	if err := CheckResume(tiny, pk); err != nil {
 		t.Errorf("tiny-passkey differs from tiny in more than the mix: %v", err)
 	}
