@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The context lenses run for every scheme, land in the report and in
+// context.json, and are reused by a second call.
+func TestExperimentContextLenses(t *testing.T) {
+	cfg, out := setup(t)
+	args := []string{"--config", cfg, "--pos", "alibi,rope", "--out", out, "--mults", "1,2", "--max-tokens", "100",
+		"--passkey", "40,60", "--passkey-episodes", "2"}
+	var o, e bytes.Buffer
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	for _, want := range []string{"## Does the model use the context?", "### Retrieval at a distance (passkey)", "| 40 |", "| 60 |",
+		"effective context", "--passkey 40,60 --passkey-episodes 2"} {
+		if !strings.Contains(o.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, o.String())
+		}
+	}
+	var ctx struct {
+		Passkey struct {
+			Runs []struct {
+				Pos    string `json:"pos"`
+				Points []struct {
+					Distance, Episodes int
+				} `json:"points"`
+			} `json:"runs"`
+		} `json:"passkey"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "context.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := ctx.Passkey.Runs; len(r) != 2 || r[0].Pos != "alibi" || r[1].Pos != "rope" || len(r[1].Points) != 2 || r[1].Points[1].Distance != 60 || r[1].Points[1].Episodes != 2 {
+		t.Errorf("context.json: %s", b)
+	}
+	if fi, err := os.Stat(filepath.Join(out, "context.png")); err != nil || fi.Size() < 1000 {
+		t.Errorf("context.png: %v", err)
+	}
+	pk, _ := os.ReadFile(filepath.Join(out, "alibi", "passkey.json"))
+	e.Reset()
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("second call: exit %d: %s", code, e.String())
+	}
+	if strings.Contains(e.String(), "passkey: effective context") {
+		t.Errorf("second call evaluated passkey again:\n%s", e.String())
+	}
+	if again, _ := os.ReadFile(filepath.Join(out, "alibi", "passkey.json")); !bytes.Equal(again, pk) {
+		t.Error("reusing the passkey evaluation rewrote it")
+	}
+	// Other distances: evaluated again; --report-only without them: not ready.
+	e.Reset()
+	if code := command(append(args[:len(args)-4], "--passkey", "40", "--report-only"), &o, &e); code == 0 || !strings.Contains(e.String(), "no passkey evaluation at these distances") {
+		t.Errorf("report-only with other distances: exit %d, %s", code, e.String())
+	}
+}
+
+func TestExperimentContextBadInput(t *testing.T) {
+	cfg, _ := setup(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--passkey", "20"}, `--passkey: "20" is not a distance of at least 38`},
+		{[]string{"--passkey", "40,40"}, "--passkey lists 40 twice"},
+		{[]string{"--passkey", "40", "--passkey-episodes", "0"}, "--passkey-episodes must be positive"},
+		{[]string{"--passkey", "100000"}, "--passkey 100000 needs 99962 bytes of filler in one piece, the training split has"},
+	} {
+		var o, e bytes.Buffer
+		code := command(append([]string{"--config", cfg}, tc.args...), &o, &e)
+		if code == 0 || !strings.Contains(e.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, e.String(), tc.want)
+		}
+	}
+}
