@@ -12,12 +12,38 @@ import (
 )
 
 // lenses reports whether the experiment runs any context lens.
-func (o options) lenses() bool { return o.distances != nil }
+func (o options) lenses() bool { return o.distances != nil || o.sliding() }
+
+// sliding reports whether the stride sweep has a sliding stride.
+func (o options) sliding() bool { return len(o.strides) > 1 }
 
 // contextReport is what the context lenses measured, for every run: the
 // JSON of context.json, beside report.json.
 type contextReport struct {
+	// Strides holds every run's perplexity at every length under every
+	// stride of the sweep.
+	Strides eval.Report        `json:"strides"`
 	Passkey eval.PasskeyReport `json:"passkey"`
+}
+
+// strideResults returns a run's results at every length under every stride
+// of the experiment, or an error naming the first one it lacks.
+func strideResults(c cell, o options) (eval.RunReport, error) {
+	have, err := readEvaluations(c.cfg.Out, o)
+	if err != nil {
+		return eval.RunReport{}, err
+	}
+	rr := eval.RunReport{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, TrainLen: c.cfg.Model.TrainLen}
+	for _, l := range o.lengths(c.cfg) {
+		for _, spec := range o.strides {
+			res, ok := have[evalKey{l, spec.Stride(l)}]
+			if !ok {
+				return eval.RunReport{}, fmt.Errorf("not evaluated at length %d with stride %s", l, spec)
+			}
+			rr.Results = append(rr.Results, res)
+		}
+	}
+	return rr, nil
 }
 
 // write saves context.json and context.png in dir.
@@ -29,20 +55,29 @@ func (c contextReport) write(dir string) error {
 	if err := osutil.WriteFileAtomic(filepath.Join(dir, "context.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	if len(c.Passkey.Runs) > 0 {
-		return c.Passkey.Plot(filepath.Join(dir, "context.png"))
-	}
-	return nil
+	return eval.ContextPlot(filepath.Join(dir, "context.png"), c.Strides, c.Passkey)
 }
 
 // markdown writes the lenses' sections of the report.
 func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options) {
-	b.WriteString("## Does the model use the context?\n\n")
+	b.WriteString("## Does the model use the context?\n\n![stride sweep, passkey accuracy vs distance](context.png)\n\n")
+	if len(c.Strides.Runs) > 0 {
+		scored := "the whole validation split"
+		if o.maxTokens > 0 {
+			scored = fmt.Sprintf("the first %d tokens (or all, if fewer) of the validation split", o.maxTokens)
+		}
+		fmt.Fprintf(b, "### Stride sweep\n\nPerplexity per byte over %s, at each length with non-overlapping windows and with sliding windows "+
+			"of each stride (%s). Non-overlapping windows give the early tokens of every window little context; with a sliding stride S every "+
+			"token after the first window has at least len-S tokens of context (stride 1: exactly len-1), so a scheme that uses a longer context "+
+			"gets better as the length grows, and one that only survives it stays flat.\n\n", scored, o.strideList)
+		c.Strides.SweepMarkdown(b)
+		b.WriteString("\n")
+	}
 	if len(c.Passkey.Runs) > 0 {
 		fmt.Fprintf(b, "### Retrieval at a distance (passkey)\n\n%d episodes per distance, the key at depths %v cycling, filler from each run's training split. "+
 			"The effective context length is the largest distance whose accuracy is at least half the run's own accuracy at distances up to L/2 = %d.\n\n",
 			o.episodes, eval.DefaultPasskeyDepths, cfg.Model.TrainLen/2)
 		c.Passkey.Markdown(b)
-		b.WriteString("\n![passkey accuracy vs distance](context.png)\n\n")
+		b.WriteString("\n")
 	}
 }

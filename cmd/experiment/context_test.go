@@ -14,18 +14,28 @@ import (
 func TestExperimentContextLenses(t *testing.T) {
 	cfg, out := setup(t)
 	args := []string{"--config", cfg, "--pos", "alibi,rope", "--out", out, "--mults", "1,2", "--max-tokens", "100",
-		"--passkey", "40,60", "--passkey-episodes", "2"}
+		"--strides", "1/2,1tok", "--passkey", "40,60", "--passkey-episodes", "2"}
 	var o, e bytes.Buffer
 	if code := command(args, &o, &e); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	for _, want := range []string{"## Does the model use the context?", "### Retrieval at a distance (passkey)", "| 40 |", "| 60 |",
-		"effective context", "--passkey 40,60 --passkey-episodes 2"} {
+		"effective context", "--passkey 40,60 --passkey-episodes 2",
+		"### Stride sweep", "| 8 (1x L) | non-overlapping |", "| 8 (1x L) | stride 4 (len/2) |", "| 16 (2x L) | stride 1 |", "--strides 1/2,1tok"} {
 		if !strings.Contains(o.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, o.String())
 		}
 	}
 	var ctx struct {
+		Strides struct {
+			Runs []struct {
+				Pos     string `json:"pos"`
+				Results []struct {
+					Len, Stride, Tokens int
+					Protocol            string
+				} `json:"results"`
+			} `json:"runs"`
+		} `json:"strides"`
 		Passkey struct {
 			Runs []struct {
 				Pos    string `json:"pos"`
@@ -45,6 +55,9 @@ func TestExperimentContextLenses(t *testing.T) {
 	if r := ctx.Passkey.Runs; len(r) != 2 || r[0].Pos != "alibi" || r[1].Pos != "rope" || len(r[1].Points) != 2 || r[1].Points[1].Distance != 60 || r[1].Points[1].Episodes != 2 {
 		t.Errorf("context.json: %s", b)
 	}
+	if r := ctx.Strides.Runs; len(r) != 2 || len(r[1].Results) != 6 || r[1].Results[5].Len != 16 || r[1].Results[5].Stride != 1 || r[1].Results[5].Tokens != 100 {
+		t.Errorf("context.json strides: %s", b)
+	}
 	if fi, err := os.Stat(filepath.Join(out, "context.png")); err != nil || fi.Size() < 1000 {
 		t.Errorf("context.png: %v", err)
 	}
@@ -61,7 +74,7 @@ func TestExperimentContextLenses(t *testing.T) {
 	}
 	// Other distances: evaluated again; --report-only without them: not ready.
 	e.Reset()
-	if code := command(append(args[:len(args)-4], "--passkey", "40", "--report-only"), &o, &e); code == 0 || !strings.Contains(e.String(), "no passkey evaluation at these distances") {
+	if code := command(append(args[:len(args)-4:len(args)-4], "--passkey", "40", "--report-only"), &o, &e); code == 0 || !strings.Contains(e.String(), "no passkey evaluation at these distances") {
 		t.Errorf("report-only with other distances: exit %d, %s", code, e.String())
 	}
 }
@@ -73,6 +86,7 @@ func TestExperimentContextBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--passkey", "20"}, `--passkey: "20" is not a distance of at least 38`},
+		{[]string{"--strides", "1,1/3,2"}, `--strides: stride "2": want 1 (non-overlapping), 1/k`},
 		{[]string{"--passkey", "40,40"}, "--passkey lists 40 twice"},
 		{[]string{"--passkey", "40", "--passkey-episodes", "0"}, "--passkey-episodes must be positive"},
 		{[]string{"--passkey", "100000"}, "--passkey 100000 needs 99962 bytes of filler in one piece, the training split has"},

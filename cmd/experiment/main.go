@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,6 +58,10 @@ type options struct {
 	passkeyList string
 	distances   []int
 	episodes    int
+	// The stride sweep: every length under every stride (default: "1",
+	// non-overlapping windows only).
+	strideList string
+	strides    []eval.StrideSpec
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -74,6 +79,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.steps, "steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
 	flags.IntVar(&o.batchTokens, "batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
 	flags.IntVar(&o.maxTokens, "max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
+	flags.StringVar(&o.strideList, "strides", "1", "comma-separated strides as fractions of each evaluation length: 1 (non-overlapping windows), 1/k (length/k tokens) or 1tok (one token: every scored token sees length-1 tokens); bound the sliding ones with --max-tokens")
 	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
@@ -154,6 +160,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 
 // parse checks and expands the list flags.
 func (o *options) parse(cfg train.Config, shard string) error {
+	var err error
 	for _, f := range strings.Split(o.mults, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < 1 {
@@ -191,6 +198,13 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	o.shards, err2 = strconv.Atoi(n)
 	if !ok || err1 != nil || err2 != nil || o.shards < 1 || o.shard < 1 || o.shard > o.shards {
 		return fmt.Errorf("--shard %q is not K/N with 1 <= K <= N", shard)
+	}
+	if o.strides, err = eval.ParseStrides(o.strideList); err != nil {
+		return fmt.Errorf("--strides: %w", err)
+	}
+	if !slices.Contains(o.strides, eval.StrideSpec{Den: 1}) {
+		// The comparison's table is of non-overlapping windows: always.
+		o.strides = append([]eval.StrideSpec{{Den: 1}}, o.strides...)
 	}
 	if o.passkeyList != "" {
 		for _, f := range strings.Split(o.passkeyList, ",") {
@@ -316,10 +330,12 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
-	var todo []int
+	var todo []evalKey
 	for _, l := range lengths {
-		if _, ok := have[l]; !ok {
-			todo = append(todo, l)
+		for _, spec := range o.strides {
+			if k := (evalKey{l, spec.Stride(l)}); !haveKey(have, k) {
+				todo = append(todo, k)
+			}
 		}
 	}
 	if len(todo) == 0 {
@@ -335,15 +351,17 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 			return err
 		}
 	}
-	for _, l := range todo {
+	for _, k := range todo {
 		debug.FreeOSMemory()
-		res, err := eval.Perplexity(r.Model, val, o.evalOptions(l, stderr, terminal))
+		opt := o.evalOptions(k.Len, stderr, terminal)
+		opt.Stride = k.Stride
+		res, err := eval.Perplexity(r.Model, val, opt)
 		if err != nil {
-			return fmt.Errorf("length %d: %w", l, err)
+			return fmt.Errorf("length %d, stride %d: %w", k.Len, k.Stride, err)
 		}
-		fmt.Fprintf(stderr, "%s len %d: ppl %.4f (%.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
-			c.cfg.Out, l, res.PPL, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
-		have[l] = res
+		fmt.Fprintf(stderr, "%s len %d stride %d: ppl %.4f (%d tokens, %.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
+			c.cfg.Out, k.Len, k.Stride, res.PPL, res.Tokens, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+		have[k] = res
 		if err := writeEvaluations(c.cfg.Out, o, have); err != nil {
 			return err
 		}

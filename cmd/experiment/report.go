@@ -25,10 +25,20 @@ type evaluations struct {
 	Results   []eval.Result `json:"results"`
 }
 
+// evalKey names one evaluation of a run: a length and a stride (0:
+// non-overlapping windows).
+type evalKey struct{ Len, Stride int }
+
+// haveKey reports whether have holds the evaluation k.
+func haveKey(have map[evalKey]eval.Result, k evalKey) bool {
+	_, ok := have[k]
+	return ok
+}
+
 // readEvaluations returns the results a run already has for this
-// experiment's token budget, by length.
-func readEvaluations(dir string, o options) (map[int]eval.Result, error) {
-	have := map[int]eval.Result{}
+// experiment's token budget, by length and stride.
+func readEvaluations(dir string, o options) (map[evalKey]eval.Result, error) {
+	have := map[evalKey]eval.Result{}
 	b, err := os.ReadFile(filepath.Join(dir, "eval.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return have, nil
@@ -44,18 +54,24 @@ func readEvaluations(dir string, o options) (map[int]eval.Result, error) {
 		return have, nil // scored on other tokens: evaluate again
 	}
 	for _, r := range e.Results {
-		have[r.Len] = r
+		have[evalKey{r.Len, r.Stride}] = r
 	}
 	return have, nil
 }
 
 // writeEvaluations saves a run's results, by ascending length.
-func writeEvaluations(dir string, o options, have map[int]eval.Result) error {
+func writeEvaluations(dir string, o options, have map[evalKey]eval.Result) error {
 	e := evaluations{MaxTokens: o.maxTokens}
 	for _, r := range have {
 		e.Results = append(e.Results, r)
 	}
-	sort.Slice(e.Results, func(i, j int) bool { return e.Results[i].Len < e.Results[j].Len })
+	sort.Slice(e.Results, func(i, j int) bool {
+		a, b := e.Results[i], e.Results[j]
+		if a.Len != b.Len {
+			return a.Len < b.Len
+		}
+		return a.Stride < b.Stride
+	})
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
@@ -69,6 +85,7 @@ func writeEvaluations(dir string, o options, have map[int]eval.Result) error {
 func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer) int {
 	var runs []eval.TrainedRun
 	var passkey eval.PasskeyReport
+	var strides eval.Report
 	var missing, writing []string
 	for _, c := range cells {
 		holder, busy, err := train.RunWriter(c.cfg.Out)
@@ -84,6 +101,14 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		if err != nil {
 			missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
 			continue
+		}
+		if o.sliding() {
+			rr, err := strideResults(c, o)
+			if err != nil {
+				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
+				continue
+			}
+			strides.Runs = append(strides.Runs, rr)
 		}
 		if o.distances != nil {
 			pk, err := readPasskey(c.cfg.Out, o)
@@ -113,7 +138,7 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
-	ctx := contextReport{Passkey: passkey}
+	ctx := contextReport{Strides: strides, Passkey: passkey}
 	md := markdown(cmp, ctx, cfg, o)
 	for _, w := range []struct {
 		name string
@@ -161,7 +186,7 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 		PeakRSSBytes: s.PeakRSSBytes, Loss: loss,
 		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
 	for _, l := range o.lengths(c.cfg) {
-		res, ok := have[l]
+		res, ok := have[evalKey{l, 0}]
 		if !ok {
 			return eval.TrainedRun{}, fmt.Errorf("not evaluated at length %d", l)
 		}
@@ -228,6 +253,9 @@ func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o option
 	}
 	if o.steps != 0 {
 		cmd += fmt.Sprintf(" --steps %d", o.steps)
+	}
+	if o.sliding() {
+		cmd += " --strides " + o.strideList
 	}
 	if o.distances != nil {
 		cmd += fmt.Sprintf(" --passkey %s --passkey-episodes %d", o.passkeyList, o.episodes)

@@ -1,0 +1,43 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseStrides(t *testing.T) {
+	specs, err := ParseStrides("1, 1/2,1/8,1tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		text   string
+		at512  int
+		at8    int
+		at1024 int
+	}{{"1", 0, 0, 0}, {"1/2", 256, 4, 512}, {"1/8", 64, 1, 128}, {"1tok", 1, 1, 1}}
+	if len(specs) != len(want) {
+		t.Fatalf("%d specs, want %d", len(specs), len(want))
+	}
+	for i, w := range want {
+		s := specs[i]
+		if s.String() != w.text || s.Stride(512) != w.at512 || s.Stride(8) != w.at8 || s.Stride(1024) != w.at1024 {
+			t.Errorf("spec %d: %s strides %d, %d, %d; want %s %d, %d, %d", i, s, s.Stride(512), s.Stride(8), s.Stride(1024), w.text, w.at512, w.at8, w.at1024)
+		}
+	}
+	if s, _ := ParseStrides("1/16"); s[0].Stride(8) != 1 {
+		t.Errorf("1/16 of 8 is %d tokens, want at least 1", s[0].Stride(8))
+	}
+	for _, c := range []struct{ in, want string }{
+		{"2", `stride "2": want 1 (non-overlapping)`},
+		{"1/1", `stride "1/1": want 1/k with an integer k of at least 2`},
+		{"1/x", `stride "1/x"`},
+		{"", `stride ""`},
+		{"1,1tok,1", "stride 1 is listed twice"},
+		{"1/4,1/4", "stride 1/4 is listed twice"},
+	} {
+		if _, err := ParseStrides(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseStrides(%q): %v, want %q", c.in, err, c.want)
+		}
+	}
+}

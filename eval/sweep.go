@@ -1,0 +1,160 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// strideLabel names a result's protocol: "non-overlapping", "stride 1" or
+// "stride S (len/k)".
+func strideLabel(x Result) string {
+	switch {
+	case x.Protocol != Sliding:
+		return "non-overlapping"
+	case x.Stride == 1:
+		return "stride 1"
+	case x.Len%x.Stride == 0:
+		return fmt.Sprintf("stride %d (len/%d)", x.Stride, x.Len/x.Stride)
+	}
+	return fmt.Sprintf("stride %d", x.Stride)
+}
+
+// SweepMarkdown writes a stride sweep: one row per evaluation length and
+// protocol, grouped by length with the non-overlapping windows first and
+// then the strides from longest to shortest, one column per run, the
+// length also as a multiple of the first run's training length.
+func (r Report) SweepMarkdown(w io.Writer) error {
+	type key struct{ len, stride int }
+	var keys []key
+	labels := map[key]string{}
+	for _, run := range r.Runs {
+		for _, x := range run.Results {
+			k := key{x.Len, x.Stride}
+			if _, ok := labels[k]; !ok {
+				labels[k] = strideLabel(x)
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.len != b.len {
+			return a.len < b.len
+		}
+		if (a.stride == 0) != (b.stride == 0) {
+			return a.stride == 0
+		}
+		return a.stride > b.stride
+	})
+	var b strings.Builder
+	b.WriteString("| eval length | windows |")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, " %s |", run.Pos)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.Runs)) + "\n")
+	for _, k := range keys {
+		length := fmt.Sprint(k.len)
+		if len(r.Runs) > 0 && r.Runs[0].TrainLen > 0 && k.len%r.Runs[0].TrainLen == 0 {
+			length = fmt.Sprintf("%d (%dx L)", k.len, k.len/r.Runs[0].TrainLen)
+		}
+		fmt.Fprintf(&b, "| %s | %s |", length, labels[k])
+		for _, run := range r.Runs {
+			cell := " – |"
+			for _, x := range run.Results {
+				if (key{x.Len, x.Stride}) == k {
+					cell = fmt.Sprintf(" %.3f |", x.PPL)
+				}
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sweepPlot is the panel of a stride sweep: perplexity against length for
+// every run, solid for non-overlapping windows and dashed for the shortest
+// stride.
+func (r Report) sweepPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Perplexity vs length: non-overlapping (solid) and shortest stride (dashed)"
+	p.X.Label.Text = "evaluation length (tokens, log scale)"
+	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	lengths := map[float64]bool{}
+	for i, run := range r.Runs {
+		shortest := 0
+		for _, x := range run.Results {
+			if x.Protocol == Sliding && (shortest == 0 || x.Stride < shortest) {
+				shortest = x.Stride
+			}
+		}
+		var solid, dashed plotter.XYs
+		for _, x := range run.Results {
+			lengths[float64(x.Len)] = true
+			switch {
+			case x.Protocol != Sliding:
+				solid = append(solid, plotter.XY{X: float64(x.Len), Y: x.PPL})
+			case x.Stride == shortest:
+				dashed = append(dashed, plotter.XY{X: float64(x.Len), Y: x.PPL})
+			}
+		}
+		for j, pts := range []plotter.XYs{solid, dashed} {
+			if len(pts) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, points.Color = seriesColor(i), seriesColor(i)
+			line.Width = vg.Points(2)
+			points.Shape = plotutil.Shape(i)
+			if j == 1 {
+				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			} else {
+				p.Legend.Add(run.Pos, line, points)
+			}
+			p.Add(line, points)
+		}
+	}
+	if len(lengths) > 0 {
+		p.X.Tick.Marker = valueTicks(lengths)
+	}
+	return p, nil
+}
+
+// ContextPlot writes the context lenses side by side to a PNG file: the
+// stride sweep (when it has runs) and passkey accuracy against distance
+// (when it has runs).
+func ContextPlot(path string, sweep Report, passkey PasskeyReport) error {
+	var panels []*plot.Plot
+	if len(sweep.Runs) > 0 {
+		p, err := sweep.sweepPlot()
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	if len(passkey.Runs) > 0 {
+		p, err := passkey.accuracyPlot()
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return fmt.Errorf("plot %s: no lens to draw", path)
+	}
+	return savePanels(path, vg.Length(len(panels))*7*vg.Inch, panels...)
+}
