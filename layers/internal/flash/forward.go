@@ -33,16 +33,28 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	fs := scratchFrom[T](opt.Scratch)
 	for _, w := range fs.work {
 		w.s, w.m, w.l = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq)
+		if opt.Stats != nil {
+			w.sc, w.ex, w.rs = resize(w.sc, bk), resize(w.ex, bk), resize(w.rs, bq)
+			if w.st == nil {
+				w.st = &Stats{}
+			}
+			w.st.reset(heads, opt.Stats.Far)
+		}
 	}
 	call := forwardCall[T]{seqs: seqs, qLen: qLen, heads: heads, dHead: dHead, qTiles: qTiles, bq: bq, bk: bk,
-		scale: scale, bias: bias, lse: lse, work: fs.work}
+		scale: scale, bias: bias, lse: lse, stats: opt.Stats != nil, work: fs.work}
 	units := len(seqs) * heads * qTiles
 	if forwardWork(seqs, qLen, heads, dHead) < SerialWork {
 		call.units(0, 0, units) // on the calling goroutine, without a closure to allocate
-		return
+	} else {
+		shared := call
+		parallel.ChunksOnWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
 	}
-	shared := call
-	parallel.ChunksOnWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
+	if opt.Stats != nil {
+		for _, w := range fs.work {
+			opt.Stats.add(w.st)
+		}
+	}
 }
 
 // forwardCall holds what the units of work of a Forward call
@@ -53,6 +65,7 @@ type forwardCall[T float] struct {
 	scale                              T
 	bias                               Bias[T]
 	lse                                []T
+	stats                              bool // collect Stats in each worker's buffers
 	work                               []*workerBuffers[T]
 }
 
@@ -64,6 +77,9 @@ func (c *forwardCall[T]) units(wk, lo, hi int) {
 		s, h, qt := u/perSeq, u%perSeq/c.qTiles, u%c.qTiles
 		i0 := qt * c.bq
 		t := head[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias}
+		if c.stats {
+			t.stats = c.work[wk].st
+		}
 		if c.lse != nil {
 			t.lse = c.lse[(s*c.heads+h)*c.qLen:][:c.qLen]
 		}
@@ -98,6 +114,9 @@ type head[T float] struct {
 	scale T
 	bias  Bias[T]
 	lse   []T // the head's qLen log-sum-exp values
+	// stats, when not nil, collects the forward pass's Stats (the worker's
+	// partial sums).
+	stats *Stats
 }
 
 // col is the first column of the head in every row.
@@ -132,6 +151,9 @@ func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 		m[i-i0], l[i-i0] = T(math.Inf(-1)), 0
 		clear(sq.O[i*sq.LdO+c:][:t.dHead])
 	}
+	if t.stats != nil {
+		clear(w.rs[:i1-i0])
+	}
 	last := sq.Offset + i1 - 1 // position of the last query
 	for j0 := last / bk * bk; j0 >= 0; j0 -= bk {
 		kn := min(bk, last-j0+1)
@@ -143,7 +165,12 @@ func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 			i := r0 + r
 			pos := sq.Offset + i
 			row := s[r*bk : r*bk+kn]
-			alpha := t.softmaxStep(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0])
+			var alpha T
+			if t.stats == nil {
+				alpha = t.softmaxStep(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0])
+			} else {
+				alpha = t.softmaxStepStats(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0], &w.rs[i-i0], w)
+			}
 			if alpha != 1 {
 				scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
 			}
@@ -160,6 +187,9 @@ func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 		}
 		if t.lse != nil {
 			t.lse[i] = rowLSE(mi, li)
+		}
+		if t.stats != nil {
+			w.rs[i-i0].finish(t.stats, t.h, sq.Offset+i, float64(mi), li)
 		}
 	}
 }
@@ -183,6 +213,30 @@ func (t *head[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
 	if t.bias != nil {
 		t.bias.Add(t.h, pos, j0, row[:n])
 	}
+	return T(softmaxBiased(row, n, m, l))
+}
+
+// softmaxStepStats is softmaxStep that also adds the row's key tile to its
+// statistics rs (see Stats), with w's float64 scratch rows.
+func (t *head[T]) softmaxStepStats(row []T, n, pos, j0 int, m *T, l *float64, rs *rowStats, w *workerBuffers[T]) T {
+	if t.bias != nil {
+		t.bias.Add(t.h, pos, j0, row[:n])
+	}
+	sc, ex := w.sc[:n], w.ex[:n]
+	for j, v := range row[:n] {
+		sc[j] = float64(v)
+	}
+	alpha := softmaxBiased(row, n, m, l)
+	for j, v := range row[:n] {
+		ex[j] = float64(v)
+	}
+	rs.accumulate(sc, ex, alpha, pos, j0, t.stats.Far)
+	return T(alpha)
+}
+
+// softmaxBiased is softmaxStep once the bias has been added to the row; it
+// returns the rescaling factor in float64.
+func softmaxBiased[T float](row []T, n int, m *T, l *float64) float64 {
 	vis := row[:padInvisible(row, n)]
 	mNew := max(*m, rowMax(vis))
 	if math.IsInf(float64(mNew), -1) { // nothing visible has weight yet
@@ -195,7 +249,7 @@ func (t *head[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
 	}
 	*l = *l*alpha + expShiftSum(vis, mNew)
 	*m = mNew
-	return T(alpha)
+	return alpha
 }
 
 // padInvisible prepares the invisible keys n..len(row)-1 of a score row for

@@ -15,6 +15,9 @@ type Opts struct {
 	// allocates them per call. Calls sharing a Scratch must not run
 	// concurrently.
 	Scratch *any
+	// Stats, when not nil, makes Forward add the statistics of its
+	// attention rows to it (see Stats).
+	Stats *Stats
 }
 
 // Tile sizes, chosen by measurement on a 2-core Zen 3 (4 heads of 32,
@@ -62,6 +65,12 @@ type buffers[T float] struct {
 type workerBuffers[T float] struct {
 	s, dp, m, d []T
 	l           []float64
+	// Forward with Stats: one row's scores and exponentials in float64,
+	// the running sums of each row of a query tile, and the worker's
+	// partial statistics.
+	sc, ex []float64
+	rs     []rowStats
+	st     *Stats
 }
 
 // scratchFrom returns the scratch kept in *scratch (or a new one when
