@@ -13,6 +13,9 @@ import (
 // experiment: {"runs": [{"run", "pos", "train_len", "results": [Result...]}]}.
 type Report struct {
 	Runs []RunReport `json:"runs"`
+	// Attention holds the attention statistics, when they were asked for
+	// (cmd/eval --attention-stats).
+	Attention *AttentionReport `json:"attention,omitempty"`
 }
 
 // RunReport holds one run's results, one per (length, protocol).

@@ -137,12 +137,29 @@ type Graph struct {
 // train, it also computes the loss against targets and the gradients of
 // every weight.
 func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
-	return m.build(batch, length, train, nil)
+	return m.build(batch, length, train, nil, nil)
+}
+
+// NewStatsGraph builds a graph without gradients, like NewGraph, whose
+// attention ops also collect statistics of their attention rows (see
+// layers.AttentionStats): one per layer, counting the queries at positions
+// >= far inside each sequence, added to on every Execute.
+func (m *Model) NewStatsGraph(batch, length, far int) (*Graph, []*layers.AttentionStats, error) {
+	stats := make([]*layers.AttentionStats, m.Config.NLayers)
+	for l := range stats {
+		stats[l] = layers.NewAttentionStats(m.Config.NHeads, far)
+	}
+	g, err := m.build(batch, length, false, nil, stats)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, stats, nil
 }
 
 // build builds a graph; with a cache, it is a decoding graph: length new
-// tokens of each of batch sequences, at their positions in the cache.
-func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, error) {
+// tokens of each of batch sequences, at their positions in the cache. With
+// stats (one per layer), the attention ops collect their statistics.
+func (m *Model) build(batch, length int, train bool, cache *Cache, stats []*layers.AttentionStats) (*Graph, error) {
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("graph: batch (%d) and length (%d) must be positive", batch, length)
 	}
@@ -196,6 +213,9 @@ func (m *Model) build(batch, length int, train bool, cache *Cache) (*Graph, erro
 		attnCfg := layers.AttentionConfig{QueryLen: length, PositionBias: scheme}
 		if cache != nil {
 			attnCfg.Cache = cache.layers[l]
+		}
+		if stats != nil {
+			attnCfg.Stats = stats[l]
 		}
 		if h, err = attn.Forward(h, biasParams, attnCfg); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)

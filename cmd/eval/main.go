@@ -55,6 +55,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
 	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
+	attnStats := flags.Bool("attention-stats", false, "also report, per layer and head at each length, the mean attended distance, the entropy and the share of attention past the training length L, over the queries past L")
 	task := flags.String("task", "perplexity", "what to measure: perplexity, or passkey (retrieval of a 5-digit key at each --distances; train with configs/tiny-passkey.yaml)")
 	distances := flags.String("distances", "", fmt.Sprintf("passkey: comma-separated distances from the key to the answer (default %s)", joinInts(eval.DefaultPasskeyDistances)))
 	depths := flags.String("depths", "", "passkey: comma-separated depths in [0, 1] the episodes cycle through: the filler before the key as a fraction of the filler after it (default 0,0.5,1)")
@@ -98,7 +99,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	case "passkey":
-		for _, f := range []string{"len", "lens", "stride", "batch-tokens", "max-tokens"} {
+		for _, f := range []string{"len", "lens", "stride", "batch-tokens", "max-tokens", "attention-stats"} {
 			if set[f] {
 				return fail("--%s is a flag of --task perplexity", f)
 			}
@@ -213,9 +214,31 @@ func command(args []string, stdout, stderr io.Writer) int {
 			rr.Results = append(rr.Results, res)
 		}
 		report.Runs = append(report.Runs, rr)
+		if *attnStats {
+			if report.Attention == nil {
+				report.Attention = &eval.AttentionReport{}
+			}
+			ar := eval.AttentionRun{Run: j.r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen}
+			for _, l := range j.lengths {
+				o := opts(l)
+				o.Stride = 0
+				res, err := eval.AttentionStats(j.r.Model, j.tokens, o)
+				if err != nil {
+					return fail("%s at length %d: %v", j.r.Name, l, err)
+				}
+				ar.Results = append(ar.Results, res)
+			}
+			report.Attention.Runs = append(report.Attention.Runs, ar)
+		}
 	}
 	if err := report.Markdown(stdout); err != nil {
 		return fail("%v", err)
+	}
+	if report.Attention != nil {
+		fmt.Fprintln(stdout)
+		if err := report.Attention.Markdown(stdout); err != nil {
+			return fail("%v", err)
+		}
 	}
 	if *jsonPath != "" {
 		var buf bytes.Buffer

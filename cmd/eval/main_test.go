@@ -142,3 +142,36 @@ func writeGarbage(t *testing.T) string {
 	}
 	return p
 }
+
+func TestAttentionStatsFlag(t *testing.T) {
+	dir, _ := trainedRun(t)
+	jsonPath := filepath.Join(t.TempDir(), "a.json")
+	var out, errb bytes.Buffer
+	if code := command([]string{"--run", dir, "--lens", "16,32", "--attention-stats", "--json", jsonPath}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"at length 32, over the", "| layer | head | mean distance | entropy (nats) | share past L |", "| 0 | 1 |", "(no query stands past L at this length)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	var rep struct {
+		Attention struct {
+			Runs []struct {
+				Results []struct {
+					Len, Queries int
+					Layers       [][]struct {
+						Share float64 `json:"share_past_l"`
+					} `json:"layers"`
+				} `json:"results"`
+			} `json:"runs"`
+		} `json:"attention"`
+	}
+	b, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Attention.Runs; len(r) != 1 || len(r[0].Results) != 2 || r[0].Results[0].Queries != 0 || r[0].Results[1].Queries == 0 || len(r[0].Results[1].Layers) != 1 {
+		t.Errorf("json: %s", b)
+	}
+}
