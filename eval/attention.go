@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -185,4 +186,56 @@ func statsPass(m *model.Model, tokens []byte, ws []data.Window, batch int, colle
 	}
 	collect(stats)
 	return nil
+}
+
+// LayerMarkdown writes a table of the share of attention past L per layer:
+// one row per length (with queries past L) and layer, one column per run,
+// each cell the mean over the layer's heads and, in brackets, the largest
+// head's share.
+func (r AttentionReport) LayerMarkdown(w io.Writer) error {
+	type key struct{ len, layer int }
+	var keys []key
+	seen := map[key]bool{}
+	for _, run := range r.Runs {
+		for _, x := range run.Results {
+			for l := range x.Layers {
+				if k := (key{x.Len, l}); !seen[k] {
+					seen[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].len != keys[j].len {
+			return keys[i].len < keys[j].len
+		}
+		return keys[i].layer < keys[j].layer
+	})
+	var b strings.Builder
+	b.WriteString("| eval length | layer |")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, " %s |", run.Pos)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.Runs)) + "\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| %d | %d |", k.len, k.layer)
+		for _, run := range r.Runs {
+			cell := " – |"
+			for _, x := range run.Results {
+				if x.Len == k.len && k.layer < len(x.Layers) {
+					var sum, most float64
+					for _, h := range x.Layers[k.layer] {
+						sum += h.PastL
+						most = max(most, h.PastL)
+					}
+					cell = fmt.Sprintf(" %.3f (%.3f) |", sum/float64(len(x.Layers[k.layer])), most)
+				}
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

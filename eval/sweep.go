@@ -134,10 +134,10 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 	return p, nil
 }
 
-// ContextPlot writes the context lenses side by side to a PNG file: the
-// stride sweep (when it has runs) and passkey accuracy against distance
-// (when it has runs).
-func ContextPlot(path string, sweep Report, passkey PasskeyReport) error {
+// ContextPlot writes the context lenses side by side to a PNG file, each
+// when it has runs: the stride sweep, passkey accuracy against distance, and
+// every head's share of attention past L at the longest length.
+func ContextPlot(path string, sweep Report, passkey PasskeyReport, attention AttentionReport) error {
 	var panels []*plot.Plot
 	if len(sweep.Runs) > 0 {
 		p, err := sweep.sweepPlot()
@@ -148,6 +148,13 @@ func ContextPlot(path string, sweep Report, passkey PasskeyReport) error {
 	}
 	if len(passkey.Runs) > 0 {
 		p, err := passkey.accuracyPlot()
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	if len(attention.Runs) > 0 {
+		p, err := attention.sharePlot()
 		if err != nil {
 			return err
 		}

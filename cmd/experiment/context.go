@@ -12,7 +12,7 @@ import (
 )
 
 // lenses reports whether the experiment runs any context lens.
-func (o options) lenses() bool { return o.distances != nil || o.sliding() }
+func (o options) lenses() bool { return o.distances != nil || o.sliding() || o.attention }
 
 // sliding reports whether the stride sweep has a sliding stride.
 func (o options) sliding() bool { return len(o.strides) > 1 }
@@ -24,6 +24,8 @@ type contextReport struct {
 	// stride of the sweep.
 	Strides eval.Report        `json:"strides"`
 	Passkey eval.PasskeyReport `json:"passkey"`
+	// Attention holds every run's attention statistics at every length.
+	Attention eval.AttentionReport `json:"attention"`
 }
 
 // strideResults returns a run's results at every length under every stride
@@ -55,7 +57,7 @@ func (c contextReport) write(dir string) error {
 	if err := osutil.WriteFileAtomic(filepath.Join(dir, "context.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	return eval.ContextPlot(filepath.Join(dir, "context.png"), c.Strides, c.Passkey)
+	return eval.ContextPlot(filepath.Join(dir, "context.png"), c.Strides, c.Passkey, c.Attention)
 }
 
 // markdown writes the lenses' sections of the report.
@@ -71,6 +73,13 @@ func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options)
 			"token after the first window has at least len-S tokens of context (stride 1: exactly len-1), so a scheme that uses a longer context "+
 			"gets better as the length grows, and one that only survives it stays flat.\n\n", scored, o.strideList)
 		c.Strides.SweepMarkdown(b)
+		b.WriteString("\n")
+	}
+	if len(c.Attention.Runs) > 0 {
+		b.WriteString("### Attention past L\n\nPer layer, the share of attention on keys at distance >= L (never seen in training), averaged over the heads " +
+			"and over the queries at positions >= L, at each length (in brackets: the largest share of any head). Per head, with the mean " +
+			"attended distance and the entropy, in context.json.\n\n")
+		c.Attention.LayerMarkdown(b)
 		b.WriteString("\n")
 	}
 	if len(c.Passkey.Runs) > 0 {

@@ -14,14 +14,15 @@ import (
 func TestExperimentContextLenses(t *testing.T) {
 	cfg, out := setup(t)
 	args := []string{"--config", cfg, "--pos", "alibi,rope", "--out", out, "--mults", "1,2", "--max-tokens", "100",
-		"--strides", "1/2,1tok", "--passkey", "40,60", "--passkey-episodes", "2"}
+		"--strides", "1/2,1tok", "--attention-stats", "--passkey", "40,60", "--passkey-episodes", "2"}
 	var o, e bytes.Buffer
 	if code := command(args, &o, &e); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	for _, want := range []string{"## Does the model use the context?", "### Retrieval at a distance (passkey)", "| 40 |", "| 60 |",
 		"effective context", "--passkey 40,60 --passkey-episodes 2",
-		"### Stride sweep", "| 8 (1x L) | non-overlapping |", "| 8 (1x L) | stride 4 (len/2) |", "| 16 (2x L) | stride 1 |", "--strides 1/2,1tok"} {
+		"### Stride sweep", "| 8 (1x L) | non-overlapping |", "| 8 (1x L) | stride 4 (len/2) |", "| 16 (2x L) | stride 1 |", "--strides 1/2,1tok",
+		"### Attention past L", "| 16 | 0 |", "--attention-stats"} {
 		if !strings.Contains(o.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, o.String())
 		}
@@ -36,6 +37,13 @@ func TestExperimentContextLenses(t *testing.T) {
 				} `json:"results"`
 			} `json:"runs"`
 		} `json:"strides"`
+		Attention struct {
+			Runs []struct {
+				Results []struct {
+					Len, Queries int
+				} `json:"results"`
+			} `json:"runs"`
+		} `json:"attention"`
 		Passkey struct {
 			Runs []struct {
 				Pos    string `json:"pos"`
@@ -57,6 +65,10 @@ func TestExperimentContextLenses(t *testing.T) {
 	}
 	if r := ctx.Strides.Runs; len(r) != 2 || len(r[1].Results) != 6 || r[1].Results[5].Len != 16 || r[1].Results[5].Stride != 1 || r[1].Results[5].Tokens != 100 {
 		t.Errorf("context.json strides: %s", b)
+	}
+	// 100 tokens: windows of 16 at 2x L = 8, six full and one of 4; 8 queries past L in each full one.
+	if r := ctx.Attention.Runs; len(r) != 2 || len(r[0].Results) != 2 || r[0].Results[0].Queries != 0 || r[0].Results[1].Queries != 6*8 {
+		t.Errorf("context.json attention: %s", b)
 	}
 	if fi, err := os.Stat(filepath.Join(out, "context.png")); err != nil || fi.Size() < 1000 {
 		t.Errorf("context.png: %v", err)

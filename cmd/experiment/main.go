@@ -62,6 +62,8 @@ type options struct {
 	// non-overlapping windows only).
 	strideList string
 	strides    []eval.StrideSpec
+	// attention: also measure attention statistics at every length.
+	attention bool
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -80,6 +82,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.batchTokens, "batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
 	flags.IntVar(&o.maxTokens, "max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
 	flags.StringVar(&o.strideList, "strides", "1", "comma-separated strides as fractions of each evaluation length: 1 (non-overlapping windows), 1/k (length/k tokens) or 1tok (one token: every scored token sees length-1 tokens); bound the sliding ones with --max-tokens")
+	flags.BoolVar(&o.attention, "attention-stats", false, "also measure, per layer and head at every length, the mean attended distance, the entropy and the share of attention past the training length L")
 	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
@@ -346,7 +349,7 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 		return err
 	}
 	var val []byte
-	if len(todo) > 0 {
+	if len(todo) > 0 || o.attention {
 		if val, err = r.ValidationTokens(cli.CorpusProgress(stderr, terminal)); err != nil {
 			return err
 		}
@@ -363,6 +366,11 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 			c.cfg.Out, k.Len, k.Stride, res.PPL, res.Tokens, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 		have[k] = res
 		if err := writeEvaluations(c.cfg.Out, o, have); err != nil {
+			return err
+		}
+	}
+	if o.attention {
+		if err := attentionRun(r, val, c.cfg.Out, lengths, o, stderr, terminal); err != nil {
 			return err
 		}
 	}

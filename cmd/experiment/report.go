@@ -86,6 +86,7 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 	var runs []eval.TrainedRun
 	var passkey eval.PasskeyReport
 	var strides eval.Report
+	var attention eval.AttentionReport
 	var missing, writing []string
 	for _, c := range cells {
 		holder, busy, err := train.RunWriter(c.cfg.Out)
@@ -109,6 +110,14 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 				continue
 			}
 			strides.Runs = append(strides.Runs, rr)
+		}
+		if o.attention {
+			ar, err := attentionResults(c, o)
+			if err != nil {
+				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
+				continue
+			}
+			attention.Runs = append(attention.Runs, ar)
 		}
 		if o.distances != nil {
 			pk, err := readPasskey(c.cfg.Out, o)
@@ -138,7 +147,7 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
-	ctx := contextReport{Strides: strides, Passkey: passkey}
+	ctx := contextReport{Strides: strides, Passkey: passkey, Attention: attention}
 	md := markdown(cmp, ctx, cfg, o)
 	for _, w := range []struct {
 		name string
@@ -256,6 +265,9 @@ func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o option
 	}
 	if o.sliding() {
 		cmd += " --strides " + o.strideList
+	}
+	if o.attention {
+		cmd += " --attention-stats"
 	}
 	if o.distances != nil {
 		cmd += fmt.Sprintf(" --passkey %s --passkey-episodes %d", o.passkeyList, o.episodes)
