@@ -116,11 +116,12 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	for _, w := range ws {
 		t.toScore += w.Score
 	}
-	// Windows of equal length are batched through one graph per (batch, length).
+	// Windows of equal length and scored tokens are batched through one
+	// graph per (batch, length, scored).
 	for i := 0; i < len(ws); {
-		l := ws[i].Len
+		l, sc := ws[i].Len, ws[i].Score
 		j := i
-		for j < len(ws) && ws[j].Len == l {
+		for j < len(ws) && ws[j].Len == l && ws[j].Score == sc {
 			j++
 		}
 		if err := scoreWindows(m, tokens, ws[i:j], max(1, o.BatchTokens/l), t); err != nil {
@@ -161,21 +162,30 @@ type tally struct {
 	progress        func(scored, total int)
 }
 
-// scoreWindows runs windows of one length in batches and adds the scored
-// tokens' losses to t.
+// scoreWindows runs windows of one length and one number of scored tokens
+// in batches and adds the scored tokens' losses to t. Windows that score
+// fewer tokens than their length (sliding windows) run through a scoring
+// graph (model.NewScoringGraph), which spends the last layer and the head on
+// the scored rows alone.
 func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, t *tally) error {
-	l := ws[0].Len
+	l, sc := ws[0].Len, ws[0].Score
 	if batch > len(ws) {
 		batch = len(ws)
 	}
-	g, err := m.NewGraph(batch, l, false)
+	var g *model.Graph
+	var err error
+	if sc < l {
+		g, err = m.NewScoringGraph(batch, l, sc)
+	} else {
+		g, err = m.NewGraph(batch, l, false)
+	}
 	if err != nil {
 		return err
 	}
 	defer g.Close()
 	ids := make([]int, batch*l)
-	tg := make([]int, batch*l)
-	nll := make([]float64, batch*l)
+	tg := make([]int, batch*sc) // the targets of the scored rows
+	nll := make([]float64, batch*sc)
 	v := m.Config.Vocab
 	for i := 0; i < len(ws); i += batch {
 		chunk := ws[i:min(i+batch, len(ws))]
@@ -183,21 +193,23 @@ func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, t 
 			w := chunk[min(r, len(chunk)-1)] // pad a short last batch by repeating a window
 			for p := 0; p < l; p++ {
 				ids[r*l+p] = int(tokens[w.Start+p])
-				tg[r*l+p] = int(tokens[w.Start+p+1])
+			}
+			for p := 0; p < sc; p++ {
+				tg[r*sc+p] = int(tokens[w.Start+l-sc+p+1])
 			}
 		}
 		if err := g.Execute(ids, nil); err != nil {
 			return err
 		}
 		layers.TokenNLL(g.LogitsData(), v, tg, nll)
-		for r, w := range chunk {
-			for p := l - w.Score; p < l; p++ {
-				x := nll[r*l+p]
-				t.posSum[p] += x
-				t.posCount[p]++
+		for r := range chunk {
+			for p := 0; p < sc; p++ {
+				x := nll[r*sc+p]
+				t.posSum[l-sc+p] += x
+				t.posCount[l-sc+p]++
 				t.total += x
 			}
-			t.scored += w.Score
+			t.scored += sc
 		}
 		if t.progress != nil {
 			t.progress(t.scored, t.toScore)

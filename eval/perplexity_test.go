@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -176,6 +177,68 @@ func TestSlidingStride1IsFullContext(t *testing.T) {
 	}
 	if r2.PPL == r.PPL {
 		t.Fatal("sliding and non-overlapping protocols agree exactly; the test is not sensitive")
+	}
+}
+
+// The sliding protocol, which runs windows that score fewer tokens than
+// their length through a scoring graph in batches, equals running every
+// window alone through a full graph (model.NewGraph, itself checked against
+// a graph composed from plain Gorgonia ops in model's tests) and scoring its
+// last Score tokens: for every scheme, strides 1 and 3, a tail window that
+// scores fewer; every target scored exactly once.
+func TestSlidingEqualsWindowByWindow(t *testing.T) {
+	toks := stream(41) // 40 targets
+	const L = 8
+	for _, pos := range model.Schemes() {
+		m := testModel(t, pos)
+		for _, stride := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s stride %d", pos, stride), func(t *testing.T) {
+				r, err := Perplexity(m, toks, Options{Len: L, Stride: stride, BatchTokens: 3 * L})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ws, err := data.SlidingWindows(len(toks), L, stride)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var total float64
+				posSum := make([]float64, L)
+				posCount := make([]int, L)
+				covered := map[int]int{}
+				for _, w := range ws {
+					lg := logitsOf(t, m, data.Encode(toks[w.Start:w.Start+w.Len]))
+					for p := w.Len - w.Score; p < w.Len; p++ {
+						x := nll(lg[p*256:(p+1)*256], int(toks[w.Start+p+1]))
+						total += x
+						posSum[p] += x
+						posCount[p]++
+						covered[w.Start+p+1]++
+					}
+				}
+				if r.Tokens != 40 || len(covered) != 40 {
+					t.Fatalf("%d tokens scored, %d distinct targets; want 40 and 40", r.Tokens, len(covered))
+				}
+				for target, n := range covered {
+					if n != 1 || target < 1 || target > 40 {
+						t.Fatalf("target %d scored %d times", target, n)
+					}
+				}
+				if want := total / 40; math.Abs(r.NatsPerToken-want) > 1e-6*want {
+					t.Errorf("nats per token %.9g, window by window %.9g", r.NatsPerToken, want)
+				}
+				for p := range posSum {
+					if posCount[p] == 0 {
+						if !math.IsNaN(r.PositionLoss[p]) {
+							t.Errorf("position %d: loss %v, no window scored it", p, r.PositionLoss[p])
+						}
+						continue
+					}
+					if want := posSum[p] / float64(posCount[p]); math.Abs(r.PositionLoss[p]-want) > 1e-5*want {
+						t.Errorf("position %d: loss %.7g, window by window %.7g", p, r.PositionLoss[p], want)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -25,6 +25,11 @@ type AttentionConfig struct {
 	// values are stored after those of the earlier tokens, and the queries,
 	// standing at their absolute positions, attend to all of them.
 	Cache *KVCache
+	// Scored > 0 makes only the last Scored of each sequence's QueryLen rows
+	// queries (a graph without gradients that scores only those rows): they
+	// attend, at their positions, to every key of their sequence, and the
+	// output has Scored rows per sequence. 0: every row is a query.
+	Scored int
 	// Stats, when not nil, collects the statistics of every forward pass's
 	// attention rows, per head (see AttentionStats): the op adds to it on
 	// each run.
@@ -53,7 +58,8 @@ func NewAttentionStats(heads, far int) *AttentionStats { return flash.NewStats(h
 //
 // over the keys at or before each query. qkv is (batch*QueryLen, 3D): the
 // queries, keys and values side by side, head h taking columns
-// h*d_head..(h+1)*d_head-1 of each block; the output is (batch*QueryLen, D),
+// h*d_head..(h+1)*d_head-1 of each block; the output is (batch*QueryLen, D)
+// (batch*Scored with cfg.Scored),
 // heads concatenated. params holds the bias scheme's parameters (nil when
 // cfg.PositionBias is nil). The tiled kernels never build a (T, T) array: memory
 // grows linearly with the length.
@@ -75,7 +81,7 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	inputs := G.Nodes{qkv}
 	types := []hm.Type{tt(2, tvA)}
 	if cfg.PositionBias != nil {
-		if err := cfg.PositionBias.CheckParams(params.Shape(), position.BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil}); err != nil {
+		if err := cfg.PositionBias.CheckParams(params.Shape(), position.BiasCall{Heads: cfg.Heads, QueryLen: cfg.QueryLen, Cached: cfg.Cache != nil || cfg.Scored > 0}); err != nil {
 			return nil, fmt.Errorf("attention: %w", err)
 		}
 		key += ", bias=" + cfg.PositionBias.Name()
@@ -84,6 +90,12 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	}
 	if cfg.Cache != nil {
 		key += fmt.Sprintf(", cache=%p", cfg.Cache)
+	}
+	if cfg.Scored < 0 || cfg.Scored > cfg.QueryLen || (cfg.Scored > 0 && cfg.Cache != nil) {
+		return nil, fmt.Errorf("attention: %d scored rows of %d, with a cache: %v; want 0..%d and no cache", cfg.Scored, cfg.QueryLen, cfg.Cache != nil, cfg.QueryLen)
+	}
+	if cfg.Scored > 0 {
+		key += fmt.Sprintf(", scored=%d", cfg.Scored)
 	}
 	if cfg.Stats != nil {
 		if len(cfg.Stats.Queries) != cfg.Heads {
@@ -122,11 +134,19 @@ func (o *attentionOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, d, err := o.geometry(q)
+	batch, d, err := o.geometry(q)
 	if err != nil {
 		return nil, err
 	}
-	return tensor.Shape{q[0], d}, nil
+	return tensor.Shape{batch * o.queries(), d}, nil
+}
+
+// queries is the number of query rows per sequence.
+func (o *attentionOp) queries() int {
+	if o.cfg.Scored > 0 {
+		return o.cfg.Scored
+	}
+	return o.cfg.QueryLen
 }
 
 // attnCall gathers what both passes need: the inputs as dense tensors and
@@ -161,7 +181,7 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := o.output(c.qkv.Dtype(), c.qkv.Shape()[0], c.d)
+	out := o.output(c.qkv.Dtype(), c.batch*o.queries(), c.d)
 	switch c.qkv.Dtype() {
 	case tensor.Float32:
 		q := elems[float32](c.qkv)
@@ -181,6 +201,9 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 // attnSeqs returns the kernel's sequence views: the packed rows of each
 // sequence, or the new rows against the cache.
 func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T], error) {
+	if o.cfg.Scored > 0 {
+		return flash.LastRowSeqs(qkv, out, c.batch, o.cfg.QueryLen, o.cfg.Scored, c.d), nil
+	}
 	if o.cfg.Cache == nil {
 		return flash.PackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
 	}
@@ -223,8 +246,8 @@ func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
 		lse = resize(lse, c.batch*o.cfg.Heads*o.cfg.QueryLen)
 		o.lse = lse
 	}
-	flash.Forward(seqs, o.cfg.QueryLen, o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
-		attnBias[T](o, c, flash.MaxKLen(seqs, o.cfg.QueryLen)), lse, flash.Opts{Scratch: &o.scratch, Stats: o.cfg.Stats})
+	flash.Forward(seqs, o.queries(), o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)),
+		attnBias[T](o, c, flash.MaxKLen(seqs, o.queries())), lse, flash.Opts{Scratch: &o.scratch, Stats: o.cfg.Stats})
 	return nil
 }
 
@@ -239,8 +262,8 @@ func (o *attentionOp) DiffWRT(n int) []bool {
 // SymDiff returns the gradient of qkv (and of a trainable scheme's
 // parameters) and switches the op to keeping what the backward pass needs.
 func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	if o.cfg.Cache != nil {
-		return nil, fmt.Errorf("%s: no gradient through a key/value cache", o.key)
+	if o.cfg.Cache != nil || o.cfg.Scored > 0 {
+		return nil, fmt.Errorf("%s: no gradient through a key/value cache or scored rows", o.key)
 	}
 	o.keepLSE = true
 	b := &attentionGradOp{fwd: o}

@@ -41,7 +41,7 @@ func (c *Cache) Bytes() int {
 // stores the new tokens' keys and values and advances the positions. Runs
 // must have the same number of selected sequences as the build.
 func (m *Model) NewDecodeGraph(c *Cache, q int) (*Graph, error) {
-	return m.build(len(c.Positions.Active()), q, false, c, nil)
+	return m.build(len(c.Positions.Active()), q, buildOpts{cache: c})
 }
 
 // beforeDecode checks the selection and writes the embedding table's rows

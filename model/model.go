@@ -110,8 +110,11 @@ func (m *Model) embeddingTable(length int) *tensor.Dense {
 // GradData on training graphs (it returns nil on the others).
 type Graph struct {
 	Batch, Len int
-	Expr       *G.ExprGraph // the Gorgonia graph
-	Logits     *G.Node      // (Batch*Len, Vocab)
+	// Scored > 0 (NewScoringGraph): the logits are those of the last Scored
+	// rows of each sequence only.
+	Scored int
+	Expr   *G.ExprGraph // the Gorgonia graph
+	Logits *G.Node      // (Batch*Len, Vocab), or (Batch*Scored, Vocab)
 	// Loss is the mean cross-entropy node, in nats, of a training graph;
 	// nil in a graph without gradients, whose LossValue computes the same
 	// loss from the logits.
@@ -137,7 +140,22 @@ type Graph struct {
 // train, it also computes the loss against targets and the gradients of
 // every weight.
 func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
-	return m.build(batch, length, train, nil, nil)
+	return m.build(batch, length, buildOpts{train: train})
+}
+
+// NewScoringGraph builds a graph without gradients over batch sequences of
+// the given length whose logits are those of the last scored rows of each
+// sequence only, (Batch*Scored, Vocab): the same values as NewGraph's
+// logits of those rows. Every layer but the last runs on every row (their
+// outputs are the last layer's keys and values); the last layer's queries,
+// its MLP, the final LayerNorm and the output head run on the scored rows
+// alone. A sliding-window evaluation that scores one token per window thus
+// spends one row, not length rows, in the last layer and the head.
+func (m *Model) NewScoringGraph(batch, length, scored int) (*Graph, error) {
+	if scored < 1 || scored > length {
+		return nil, fmt.Errorf("graph: %d scored rows of sequences of %d", scored, length)
+	}
+	return m.build(batch, length, buildOpts{scored: scored})
 }
 
 // NewStatsGraph builds a graph without gradients, like NewGraph, whose
@@ -149,23 +167,36 @@ func (m *Model) NewStatsGraph(batch, length, far int) (*Graph, []*layers.Attenti
 	for l := range stats {
 		stats[l] = layers.NewAttentionStats(m.Config.NHeads, far)
 	}
-	g, err := m.build(batch, length, false, nil, stats)
+	g, err := m.build(batch, length, buildOpts{stats: stats})
 	if err != nil {
 		return nil, nil, err
 	}
 	return g, stats, nil
 }
 
-// build builds a graph; with a cache, it is a decoding graph: length new
-// tokens of each of batch sequences, at their positions in the cache. With
-// stats (one per layer), the attention ops collect their statistics.
-func (m *Model) build(batch, length int, train bool, cache *Cache, stats []*layers.AttentionStats) (*Graph, error) {
+// buildOpts are the variants of a graph that build makes.
+type buildOpts struct {
+	train bool // with the loss and the gradients
+	// cache makes a decoding graph: length new tokens of each of batch
+	// sequences, at their positions in the cache.
+	cache *Cache
+	// stats (one per layer) makes the attention ops collect their
+	// statistics.
+	stats []*layers.AttentionStats
+	// scored > 0 runs the last layer's queries and everything after them
+	// on the last scored rows of each sequence only.
+	scored int
+}
+
+// build builds a graph of batch sequences of length tokens.
+func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
+	train, cache, stats := opt.train, opt.cache, opt.stats
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("graph: batch (%d) and length (%d) must be positive", batch, length)
 	}
 	cfg := m.Config
 	n := batch * length
-	gr := &Graph{Batch: batch, Len: length, Expr: G.NewGraph(), ids: make([]int, n), targets: make([]int, n), cache: cache, m: m}
+	gr := &Graph{Batch: batch, Len: length, Scored: opt.scored, Expr: G.NewGraph(), ids: make([]int, n), targets: make([]int, n), cache: cache, m: m}
 	g := gr.Expr
 	param := make(map[string]*G.Node, len(m.Weights.Names))
 	for _, name := range m.Weights.Names {
@@ -217,8 +248,17 @@ func (m *Model) build(batch, length int, train bool, cache *Cache, stats []*laye
 		if stats != nil {
 			attnCfg.Stats = stats[l]
 		}
+		last := l == cfg.NLayers-1 && opt.scored > 0
+		if last {
+			attnCfg.Scored = opt.scored
+		}
 		if h, err = attn.Forward(h, biasParams, attnCfg); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
+		}
+		if last { // from here on, the scored rows alone
+			if x, err = layers.LastRows(x, length, opt.scored); err != nil {
+				return nil, err
+			}
 		}
 		if x, err = layers.Add(x, h); err != nil {
 			return nil, err
@@ -269,6 +309,9 @@ func (gr *Graph) Execute(ids, targets []int) error {
 	gr.ran, gr.scored = false, false
 	if len(ids) != len(gr.ids) {
 		return fmt.Errorf("graph run: %d ids, want %d", len(ids), len(gr.ids))
+	}
+	if targets != nil && gr.Scored > 0 {
+		return fmt.Errorf("graph run: a scoring graph takes no targets: score its logits (layers.TokenNLL)")
 	}
 	if gr.Loss != nil || targets != nil {
 		if len(targets) != len(gr.targets) {

@@ -52,6 +52,19 @@ func PackedSeqs[T float](qkv, out []T, batch, t, d int) []Seq[T] {
 	return seqs
 }
 
+// LastRowSeqs returns the views of batch sequences of t tokens in the
+// Attention op's layout (as PackedSeqs), of which only the last k rows of
+// each are queries, at positions t-k..t-1 against all t keys; out is
+// (batch*k, d), the k output rows of each sequence in turn.
+func LastRowSeqs[T float](qkv, out []T, batch, t, k, d int) []Seq[T] {
+	seqs := make([]Seq[T], batch)
+	for b := range seqs {
+		kv := qkv[b*t*3*d:]
+		seqs[b] = Seq[T]{Q: kv[(t-k)*3*d:], K: kv[d:], V: kv[2*d:], O: out[b*k*d:], LdQ: 3 * d, LdK: 3 * d, LdV: 3 * d, LdO: d, Offset: t - k}
+	}
+	return seqs
+}
+
 // PackedGrads returns the gradient views matching PackedSeqs:
 // dout is (batch*t, d) and dqkv (batch*t, 3d).
 func PackedGrads[T float](dout, dqkv []T, batch, t, d int) []GradSeq[T] {
