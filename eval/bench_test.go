@@ -29,3 +29,27 @@ func BenchmarkPerplexity(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStride1 scores 1024 tokens of the tiny model's shape (random
+// weights) with sliding windows of stride 1 (each window after the first
+// scores one token) and reports scored tokens/s.
+func BenchmarkStride1(b *testing.B) {
+	m, err := model.New(model.Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: model.PosALiBi, TrainLen: 128, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, l := range []int{128, 512} {
+		toks := stream(l + 1025) // the first window, then 1024 one-token windows
+		b.Run(fmt.Sprintf("len=%d", l), func(b *testing.B) {
+			var scored int
+			for i := 0; i < b.N; i++ {
+				r, err := Perplexity(m, toks, Options{Len: l, Stride: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				scored += r.Tokens
+			}
+			b.ReportMetric(float64(scored)/b.Elapsed().Seconds(), "scored-tokens/s")
+		})
+	}
+}
