@@ -169,14 +169,19 @@ const PasskeyWindowMin = PasskeyStatementLen + MinPasskeyDistance + PasskeyDigit
 // MixPasskey makes a fraction frac of the rows that [Sampler.Next] draws
 // passkey episodes instead of plain windows: for each row, with probability
 // frac, the row's length+1 tokens (inputs and shifted targets) are one
-// episode's prompt and answer, [Passkey.EpisodeAt] with filler cut from the
-// sampler's own tokens and the key statement starting at a uniformly drawn
-// offset in [0, length+1-PasskeyWindowMin]: a uniformly random depth, the
-// rest of the window being the distance. Every draw comes from the sampler's
-// generator, so a saved state resumes the same mix. With frac 0 (the
-// default) the sampler draws exactly what it drew before mixing existed. A
-// row whose episode cannot be made (every key drawn occurs in its filler,
-// possible only in a text dense in 5-digit numbers) stays a plain window.
+// episode's prompt and answer followed by plain text. The episode's length
+// is drawn uniformly from [PasskeyWindowMin, length+1], so that its answer
+// ends anywhere from PasskeyWindowMin bytes into the window to its end (a
+// model with absolute positions must not learn one place for it); within
+// it, the key statement starts at a uniformly drawn offset (a uniformly
+// random depth), the rest is the distance ([Passkey.EpisodeAt], filler cut
+// from the sampler's own tokens); the plain text after the answer is a
+// slice of the tokens at a uniformly drawn start. Every draw comes from the
+// sampler's generator, so a saved state resumes the same mix. With frac 0
+// (the default) the sampler draws exactly what it drew before mixing
+// existed. A row whose episode cannot be made (every key drawn occurs in its
+// filler, possible only in a text dense in 5-digit numbers) stays a plain
+// window.
 //
 // It returns an error if frac is not in [0, 1) or if the window is shorter
 // than PasskeyWindowMin.
@@ -195,8 +200,10 @@ func (s *Sampler) MixPasskey(frac float64) error {
 // reports whether it could.
 func (s *Sampler) episodeRow(x, y []int) bool {
 	n := s.length + 1
-	before := s.rng.IntN(n - PasskeyWindowMin + 1)
-	distance := n - before - PasskeyStatementLen - PasskeyDigits
+	size := PasskeyWindowMin + s.rng.IntN(n-PasskeyWindowMin+1)
+	before := s.rng.IntN(size - PasskeyWindowMin + 1)
+	distance := size - before - PasskeyStatementLen - PasskeyDigits
+	tail := s.rng.IntN(len(s.tokens) - (n - size) + 1)
 	p, err := NewPasskey(s.tokens, s.rng.Uint64())
 	if err != nil {
 		return false
@@ -205,7 +212,7 @@ func (s *Sampler) episodeRow(x, y []int) bool {
 	if err != nil {
 		return false
 	}
-	text := append(e.Prompt, e.Answer...)
+	text := append(append(e.Prompt, e.Answer...), s.tokens[tail:tail+n-size]...)
 	for i := 0; i < s.length; i++ {
 		x[i] = int(text[i])
 		y[i] = int(text[i+1])

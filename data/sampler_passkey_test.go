@@ -19,20 +19,17 @@ func rowText(x, y []int, row, length int) []byte {
 }
 
 // parseEpisode reports whether text is a passkey episode as MixPasskey lays
-// it out, with its key and the offset of its statement.
-func parseEpisode(text []byte) (key string, before int, ok bool) {
-	n := len(text)
-	if n < PasskeyWindowMin {
-		return "", 0, false
+// it out (prompt, answer, plain text), with its key, the offset of its
+// statement and the end of its answer.
+func parseEpisode(text []byte) (key string, before, end int, ok bool) {
+	q := bytes.Index(text, []byte(PasskeyQuestion))
+	if q < 0 || q+len(PasskeyQuestion)+PasskeyDigits > len(text) {
+		return "", 0, 0, false
 	}
-	key = string(text[n-PasskeyDigits:])
-	q := n - PasskeyDigits - len(PasskeyQuestion)
-	if string(text[q:n-PasskeyDigits]) != PasskeyQuestion {
-		return "", 0, false
-	}
-	stmt := passkeyStatement([]byte(key))
-	before = bytes.Index(text, stmt)
-	return key, before, before >= 0
+	end = q + len(PasskeyQuestion) + PasskeyDigits
+	key = string(text[end-PasskeyDigits : end])
+	before = bytes.Index(text[:q], passkeyStatement([]byte(key)))
+	return key, before, end, before >= 0
 }
 
 func TestMixPasskeyRows(t *testing.T) {
@@ -48,13 +45,13 @@ func TestMixPasskeyRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			episodes, rows := 0, 0
-			befores := map[int]bool{}
+			befores, ends := map[int]bool{}, map[int]bool{}
 			for range 200 {
 				x, y := s.Batch()
 				for r := range batch {
 					rows++
 					row := rowText(x, y, r, length)
-					key, before, ok := parseEpisode(row)
+					key, before, end, ok := parseEpisode(row)
 					if !ok {
 						if !bytes.Contains(text, row) {
 							t.Fatalf("row %q is neither an episode nor a slice of the text", row)
@@ -63,12 +60,13 @@ func TestMixPasskeyRows(t *testing.T) {
 					}
 					episodes++
 					befores[before] = true
-					// The key: twice in the statement, never elsewhere, and the answer.
-					if got := bytes.Count(row[:len(row)-PasskeyDigits], []byte(key)); got != 2 {
+					ends[end] = true
+					// The key: twice in the statement, never elsewhere before the answer.
+					if got := bytes.Count(row[:end-PasskeyDigits], []byte(key)); got != 2 {
 						t.Fatalf("key %s occurs %d times before the answer, want 2: %q", key, got, row)
 					}
-					if !bytes.Contains(text, row[:before]) {
-						t.Fatalf("filler before the statement is not a slice of the text: %q", row[:before])
+					if !bytes.Contains(text, row[:before]) || !bytes.Contains(text, row[end:]) {
+						t.Fatalf("filler before the statement or text after the answer is not a slice of the text: %q", row)
 					}
 				}
 			}
@@ -78,9 +76,19 @@ func TestMixPasskeyRows(t *testing.T) {
 			if got < frac-sd || got > frac+sd {
 				t.Errorf("%d of %d rows are episodes (%.3f), want %.2f ± %.3f", episodes, rows, got, frac, sd)
 			}
-			// The statement's offset is uniform over 0..length+1-PasskeyWindowMin.
-			if room := length + 1 - PasskeyWindowMin; !befores[0] || !befores[room] || len(befores) < room/2 {
-				t.Errorf("statement offsets %d distinct in 0..%d, ends seen %v %v", len(befores), room, befores[0], befores[room])
+			// The statement's offset ranges over 0..length+1-PasskeyWindowMin,
+			// and the answer's end over PasskeyWindowMin..length+1.
+			room := length + 1 - PasskeyWindowMin
+			if !befores[0] || len(befores) < room/2 {
+				t.Errorf("statement offsets: %d distinct in 0..%d, 0 seen %v", len(befores), room, befores[0])
+			}
+			for b := range befores {
+				if b < 0 || b > room {
+					t.Errorf("statement offset %d outside 0..%d", b, room)
+				}
+			}
+			if frac >= 0.5 && (!ends[PasskeyWindowMin] || !ends[length+1] || len(ends) < room/2) {
+				t.Errorf("answer ends %d distinct in %d..%d, ends seen %v %v", len(ends), PasskeyWindowMin, length+1, ends[PasskeyWindowMin], ends[length+1])
 			}
 		})
 	}
