@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
@@ -141,11 +142,23 @@ func command(args []string, stdout, stderr io.Writer) int {
 	val = nil
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Training stops at a signal by itself, with a checkpoint. The
+	// evaluations save each result as it is made (atomically), so a signal
+	// during one ends the process at once: only the evaluation under way is
+	// lost, and running the command again continues.
+	var evaluating atomic.Bool
+	go func() {
+		<-ctx.Done()
+		if evaluating.Load() {
+			fmt.Fprintf(stderr, "experiment: interrupted during an evaluation; the finished ones are saved: run the same command again to continue\n")
+			os.Exit(130)
+		}
+	}()
 	for _, c := range mine {
 		// Hand the memory of the previous run back to the OS first, so that
 		// each run's and each length's peak RSS is its own.
 		debug.FreeOSMemory()
-		if err := trainAndEvaluate(ctx, c, o, stderr, terminal); err != nil {
+		if err := trainAndEvaluate(ctx, c, o, &evaluating, stderr, terminal); err != nil {
 			if errors.Is(err, train.ErrInterrupted) {
 				fmt.Fprintf(stderr, "experiment: %v\nrun the same command again to continue\n", err)
 				return 130
@@ -314,7 +327,7 @@ func shardOf(cells []cell, k, n int) []cell {
 // length (or reuses the evaluations its eval.json already has), holding the
 // run directory's lock throughout: another process writing the run (an
 // overlapping shard, the same job twice) makes it fail at once.
-func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, terminal bool) error {
+func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic.Bool, stderr io.Writer, terminal bool) error {
 	if !o.noLock {
 		lock, err := train.LockRun(c.cfg.Out)
 		if err != nil {
@@ -327,6 +340,11 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, stderr io.Writer, 
 	}
 	if _, err := trainOrReuse(ctx, c.cfg, stderr, terminal); err != nil {
 		return err
+	}
+	evaluating.Store(true)
+	defer evaluating.Store(false)
+	if ctx.Err() != nil {
+		return train.ErrInterrupted
 	}
 	lengths := o.lengths(c.cfg)
 	have, err := readEvaluations(c.cfg.Out, o)
