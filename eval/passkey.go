@@ -294,12 +294,15 @@ func EffectiveContext(points []PasskeyPoint, trainLen int) (short float64, lengt
 }
 
 // cachedScorer runs episodes through a model's key/value cache, one at a
-// time, reusing the cache's storage and the graph of a full chunk.
+// time, reusing the cache's storage and the graph of a full chunk. A chunk
+// whose logits are not needed runs its last layer and the head on one row
+// alone (model.NewScoringDecodeGraph); the chunk that ends the episode on
+// the rows that predict the answer.
 type cachedScorer struct {
 	m      *model.Model
 	cache  *model.Cache
 	chunk  int
-	full   *model.Graph // the graph of chunk tokens
+	full   *model.Graph // the graph of a chunk of chunk tokens scoring one row
 	logits []float32
 }
 
@@ -311,13 +314,14 @@ func (s *cachedScorer) answerLogits(prompt, answer []byte) ([]float32, error) {
 	s.cache.Reset()
 	for at := 0; at < len(ids); at += s.chunk {
 		q := min(s.chunk, len(ids)-at)
+		scored := max(1, at+q-max(at, first)) // the last rows, from first on
 		g := s.full
-		if q != s.chunk || g == nil {
+		if q != s.chunk || scored != 1 || g == nil {
 			var err error
-			if g, err = s.m.NewDecodeGraph(s.cache, q); err != nil {
+			if g, err = s.m.NewScoringDecodeGraph(s.cache, q, scored); err != nil {
 				return nil, err
 			}
-			if q == s.chunk {
+			if q == s.chunk && scored == 1 {
 				s.full = g
 			} else {
 				defer g.Close()
@@ -326,9 +330,10 @@ func (s *cachedScorer) answerLogits(prompt, answer []byte) ([]float32, error) {
 		if err := g.Execute(ids[at:at+q], nil); err != nil {
 			return nil, err
 		}
-		out := g.LogitsData()
-		for i := max(at, first); i < at+q; i++ {
-			copy(s.logits[(i-first)*v:(i-first+1)*v], out[(i-at)*v:(i-at+1)*v])
+		out := g.LogitsData() // rows at+q-scored .. at+q-1
+		for i := max(at+q-scored, first); i < at+q; i++ {
+			r := i - (at + q - scored)
+			copy(s.logits[(i-first)*v:(i-first+1)*v], out[r*v:(r+1)*v])
 		}
 	}
 	return s.logits, nil

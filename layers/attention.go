@@ -91,8 +91,8 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 	if cfg.Cache != nil {
 		key += fmt.Sprintf(", cache=%p", cfg.Cache)
 	}
-	if cfg.Scored < 0 || cfg.Scored > cfg.QueryLen || (cfg.Scored > 0 && cfg.Cache != nil) {
-		return nil, fmt.Errorf("attention: %d scored rows of %d, with a cache: %v; want 0..%d and no cache", cfg.Scored, cfg.QueryLen, cfg.Cache != nil, cfg.QueryLen)
+	if cfg.Scored < 0 || cfg.Scored > cfg.QueryLen {
+		return nil, fmt.Errorf("attention: %d scored rows of %d; want 0..%d", cfg.Scored, cfg.QueryLen, cfg.QueryLen)
 	}
 	if cfg.Scored > 0 {
 		key += fmt.Sprintf(", scored=%d", cfg.Scored)
@@ -201,7 +201,7 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 // attnSeqs returns the kernel's sequence views: the packed rows of each
 // sequence, or the new rows against the cache.
 func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T], error) {
-	if o.cfg.Scored > 0 {
+	if o.cfg.Cache == nil && o.cfg.Scored > 0 {
 		return flash.LastRowSeqs(qkv, out, c.batch, o.cfg.QueryLen, o.cfg.Scored, c.d), nil
 	}
 	if o.cfg.Cache == nil {
@@ -215,7 +215,7 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T]
 		return nil, fmt.Errorf("%s: %d sequences of width %d in %d heads are selected in the cache, the input has %d of width %d",
 			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, o.cfg.Cache.heads, c.batch, c.d)
 	}
-	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen)
+	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen, o.cfg.Scored)
 	return any(seqs).([]flash.Seq[T]), err
 }
 

@@ -106,9 +106,11 @@ func (c *KVCache) reserve(b, n, need int) {
 // from qkv (one block of qLen rows of width 3d per batch row, as the
 // attention op receives them) into the cache after the sequence's cached
 // rows, and returns the kernel's views (valid until the next call): the new
-// queries against every cached key and value, the output rows in out. The
+// queries against every cached key and value, the output rows in out. With
+// scored > 0, only the last scored new rows of each sequence are queries,
+// and out has scored rows per sequence. The
 // positions are not advanced: the decoder does it once every layer has run.
-func (c *KVCache) store(qkv, out []float32, qLen int) ([]flash.Seq[float32], error) {
+func (c *KVCache) store(qkv, out []float32, qLen, scored int) ([]flash.Seq[float32], error) {
 	active := c.pos.active
 	d, dh := c.d, c.dHead
 	if len(qkv) != len(active)*qLen*3*d {
@@ -131,6 +133,9 @@ func (c *KVCache) store(qkv, out []float32, qLen int) ([]flash.Seq[float32], err
 		}
 		seqs[r] = flash.Seq[float32]{Q: rows, K: c.k[b], V: c.v[b], O: out[r*qLen*d:],
 			LdQ: 3 * d, LdK: dh, LdV: dh, LdO: d, Offset: n, HK: hs, HV: hs}
+		if scored > 0 { // only the last scored new rows are queries
+			seqs[r].Q, seqs[r].O, seqs[r].Offset = rows[(qLen-scored)*3*d:], out[r*scored*d:], n+qLen-scored
+		}
 	}
 	return seqs, nil
 }

@@ -44,6 +44,19 @@ func (m *Model) NewDecodeGraph(c *Cache, q int) (*Graph, error) {
 	return m.build(len(c.Positions.Active()), q, buildOpts{cache: c})
 }
 
+// NewScoringDecodeGraph is NewDecodeGraph whose logits are those of the last
+// scored of the q new tokens of each sequence only, (Batch*scored, Vocab),
+// as NewScoringGraph: every new token's keys and values are still computed
+// and stored, but the last layer's queries, its MLP and the head run on the
+// scored rows alone. Prefilling a long prompt whose logits matter only at
+// its end takes scored = 1 for every chunk but the last.
+func (m *Model) NewScoringDecodeGraph(c *Cache, q, scored int) (*Graph, error) {
+	if scored < 1 || scored > q {
+		return nil, fmt.Errorf("graph: %d scored rows of %d new tokens", scored, q)
+	}
+	return m.build(len(c.Positions.Active()), q, buildOpts{cache: c, scored: scored})
+}
+
 // beforeDecode checks the selection and writes the embedding table's rows
 // of the new tokens' positions (for a scheme that adds one).
 func (gr *Graph) beforeDecode() error {

@@ -78,3 +78,34 @@ func toFloat64(x []float32) []float64 {
 	}
 	return out
 }
+
+// A scoring decoding graph gives the logits of the full pass's last rows of
+// each chunk, for every scheme, prefilling a sequence chunk by chunk.
+func TestScoringDecodeGraphEqualsFullPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n, chunk = 70, 16
+	ids := randomTokens(rng, n, 256)
+	for _, pos := range Schemes() {
+		t.Run(pos, func(t *testing.T) {
+			m := decodeModel(t, pos)
+			want := fullLogits(t, m, ids)
+			c := m.NewCache(1)
+			for at := 0; at < n; at += chunk {
+				q := min(chunk, n-at)
+				k := 1 + at/chunk%3 // 1, 2 or 3 rows
+				g, err := m.NewScoringDecodeGraph(c, q, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := g.Execute(ids[at:at+q], nil); err != nil {
+					t.Fatal(err)
+				}
+				got := g.LogitsData()
+				if e := layerstest.RelErr(got, toFloat64(want[(at+q-k)*256:(at+q)*256])); e > 1e-5 {
+					t.Errorf("chunk at %d: relative error %.3g", at, e)
+				}
+				g.Close()
+			}
+		})
+	}
+}
