@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The context lenses run for every scheme, land in the report and in
@@ -108,5 +111,54 @@ func TestExperimentContextBadInput(t *testing.T) {
 		if code == 0 || !strings.Contains(e.String(), tc.want) {
 			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, e.String(), tc.want)
 		}
+	}
+}
+
+// A signal during an evaluation ends the command at once with exit status
+// 130, keeping the evaluations already saved; the same command run again
+// continues from them.
+func TestInterruptDuringEvaluation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the command in a subprocess")
+	}
+	cfg, out := setup(t)
+	args := []string{"--config", cfg, "--pos", "alibi", "--out", out, "--mults", "1,2", "--max-tokens", "100",
+		"--passkey", "700", "--passkey-episodes", "1000000"} // the passkey evaluation would take hours
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ALIBI_EXPERIMENT_MAIN=1")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	evalJSON := filepath.Join(out, "alibi", "eval.json")
+	deadline := time.Now().Add(60 * time.Second)
+	for { // both lengths evaluated: the passkey evaluation is under way
+		if b, err := os.ReadFile(evalJSON); err == nil && bytes.Count(b, []byte(`"len"`)) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no evaluation after 60 s:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	killer := time.AfterFunc(15*time.Second, func() { cmd.Process.Kill() })
+	defer killer.Stop()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 || time.Since(start) > 10*time.Second {
+		t.Fatalf("after the signal: %v (%v later), want exit status 130 at once:\n%s", err, time.Since(start), logs.String())
+	}
+	if !strings.Contains(logs.String(), "interrupted during an evaluation") {
+		t.Errorf("no message:\n%s", logs.String())
+	}
+	if b, err := os.ReadFile(evalJSON); err != nil || bytes.Count(b, []byte(`"len"`)) != 2 {
+		t.Errorf("the saved evaluations were lost: %v %s", err, b)
 	}
 }
