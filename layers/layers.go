@@ -48,6 +48,15 @@ func (a MultiHeadAttention) Forward(x, biasParams *G.Node, cfg AttentionConfig) 
 	if err != nil {
 		return nil, fmt.Errorf("attention qkv: %w", err)
 	}
+	return a.FromQKV(qkv, biasParams, cfg)
+}
+
+// FromQKV is Forward from the rows' projected queries, keys and values
+// (batch*cfg.QueryLen, 3D), x·WQKV + BQKV, computed by the caller: a graph
+// without gradients whose first layer's input depends on the token alone
+// reads them from a table of the vocabulary (see model.NewGraph).
+func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig) (*G.Node, error) {
+	var err error
 	cfg.Heads = a.Heads
 	if a.Rotary {
 		var pos *Positions

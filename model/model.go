@@ -139,6 +139,12 @@ type Graph struct {
 // NewGraph builds the graph for batch sequences of the given length. With
 // train, it also computes the loss against targets and the gradients of
 // every weight.
+//
+// Without train, a graph of more rows than the vocabulary has tokens, whose
+// first layer's input is the token's embedding alone (every scheme but the
+// sinusoidal one), reads that layer's queries, keys and values from a
+// table of the vocabulary computed once per Execute instead of projecting
+// every row: the same values, bit for bit.
 func (m *Model) NewGraph(batch, length int, train bool) (*Graph, error) {
 	return m.build(batch, length, buildOpts{train: train})
 }
@@ -231,10 +237,6 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 	var buffer *G.Node
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
-		h, err := layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias"))
-		if err != nil {
-			return nil, err
-		}
 		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
 		scheme, biasParams, err := m.positionBias(g, l, param, &buffer)
@@ -252,7 +254,16 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		if last {
 			attnCfg.Scored = opt.scored
 		}
-		if h, err = attn.Forward(h, biasParams, attnCfg); err != nil {
+		var h *G.Node
+		if l == 0 && m.foldsFirstLayer(n, train) {
+			h, err = m.firstLayerQKV(g, param, ids)
+			if err == nil {
+				h, err = attn.FromQKV(h, biasParams, attnCfg)
+			}
+		} else if h, err = layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias")); err == nil {
+			h, err = attn.Forward(h, biasParams, attnCfg)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
 		if last { // from here on, the scored rows alone
@@ -299,6 +310,47 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		return nil, err
 	}
 	return gr, nil
+}
+
+// foldsFirstLayer reports whether a graph of n rows reads its first
+// layer's queries, keys and values from a table of the vocabulary
+// (firstLayerQKV) instead of projecting every row. That needs a first layer
+// whose input is a function of the token alone (no embedding table of
+// positions added to it), a graph without gradients (the weights' gradients
+// flow through the rows), and more rows than the vocabulary has tokens, so
+// that the table is the smaller product.
+func (m *Model) foldsFirstLayer(n int, train bool) bool {
+	return !train && m.makeTable == nil && n > m.Config.Vocab
+}
+
+// firstLayerQKV returns the first layer's projected queries, keys and values
+// of the rows ids, (len(ids), 3D), gathered from the table
+// LayerNorm(E·sqrt(d))·WQKV + BQKV of every token of the vocabulary: the
+// same ops on the same rows as the projection of the rows themselves, so
+// the same values bit for bit (a row's LayerNorm and its products do not
+// depend on the rows beside it; tested). The table is recomputed on every
+// Execute, so it always follows the current weights.
+func (m *Model) firstLayerQKV(g *G.ExprGraph, param map[string]*G.Node, ids *G.Node) (*G.Node, error) {
+	v := m.Config.Vocab
+	every := make([]int, v)
+	for i := range every {
+		every[i] = i
+	}
+	tokens := G.NewTensor(g, tensor.Int, 1, G.WithShape(v), G.WithName("vocabulary"),
+		G.WithValue(tensor.New(tensor.WithShape(v), tensor.WithBacking(every))))
+	e, err := layers.ScaledEmbedding(param[nameTokEmb], tokens, math.Sqrt(float64(m.Config.DModel)))
+	if err != nil {
+		return nil, err
+	}
+	p := func(part string) *G.Node { return param[layerName(0, part)] }
+	if e, err = layers.LayerNorm(e, p("ln1.weight"), p("ln1.bias")); err != nil {
+		return nil, err
+	}
+	table, err := layers.Linear(e, p("attn.qkv.weight"), p("attn.qkv.bias"))
+	if err != nil {
+		return nil, fmt.Errorf("first layer's qkv table: %w", err)
+	}
+	return layers.Embedding(table, ids)
 }
 
 // Execute runs the graph on ids and targets, each Batch*Len tokens,
@@ -426,7 +478,9 @@ func (gr *Graph) Close() error {
 // of 4d), the MLP's hidden layer and its GELU (2 of 4f) and 32 bytes of row
 // statistics, the final LayerNorm (4d+16) and the logits (4v); a sinusoidal
 // model adds the position sum (4d) and its (length, d) table, an ALiBi
-// model its distance tables (position.Scheme EvalBytes). The tiled
+// model its distance tables (position.Scheme EvalBytes); a graph that
+// folds its first layer (see NewGraph) trades that layer's first LayerNorm
+// of every row for the vocabulary's table. The tiled
 // attention's scratch does not grow with the length. The model's weights
 // are not included.
 func (m *Model) EvalGraphBytes(batch, length int) int64 {
@@ -435,5 +489,11 @@ func (m *Model) EvalGraphBytes(batch, length int) int64 {
 	perToken := 16 + 4*d + l*(40*d+8*f+32) + 4*d + 16 + 4*v
 	n := int64(batch) * int64(length)
 	total := n * perToken
+	if m.foldsFirstLayer(int(n), false) {
+		// The first layer's LayerNorm (4d and 16 bytes of statistics a
+		// row) runs on the vocabulary's rows, with their ids, embeddings
+		// and qkv table (12d), instead of every row.
+		total += v*(8+4*d+4*d+16+12*d) - n*(4*d+16)
+	}
 	return total + m.scheme.EvalBytes(c.shape(), batch, length)
 }

@@ -143,35 +143,53 @@ func BenchmarkForwardBackwardTiny(b *testing.B) {
 
 // A graph without gradients, run op by op (runner), gives the logits of a
 // training graph, run by Gorgonia's tape machine, bit for bit, for every
-// position scheme; and it runs again with new ids.
+// position scheme; and it runs again with new ids, and after the weights
+// changed in place (as training changes them). With more rows than the
+// vocabulary has tokens, the graph without gradients reads its first
+// layer's queries, keys and values from a table of the vocabulary
+// (foldsFirstLayer; every scheme without an embedding table): the same
+// bits.
 func TestRunnerEqualsTapeMachine(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	for _, pos := range []string{PosALiBi, PosSinusoidal, PosNone} {
-		m := decodeModel(t, pos)
-		infer, err := m.NewGraph(2, 20, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		train, err := m.NewGraph(2, 20, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for run := 0; run < 2; run++ {
-			ids, tg := randomTokens(rng, 40, 256), randomTokens(rng, 40, 256)
-			if err := infer.Execute(ids, nil); err != nil {
+	for _, pos := range Schemes() {
+		for _, shape := range [][2]int{{2, 20}, {3, 100}} {
+			batch, length := shape[0], shape[1]
+			m := decodeModel(t, pos)
+			folded := m.foldsFirstLayer(batch*length, false)
+			if want := batch*length > 256 && pos != PosSinusoidal; folded != want {
+				t.Fatalf("%s %dx%d: foldsFirstLayer %v, want %v", pos, batch, length, folded, want)
+			}
+			infer, err := m.NewGraph(batch, length, false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if err := train.Execute(ids, tg); err != nil {
+			train, err := m.NewGraph(batch, length, true)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got, want := infer.LogitsData(), train.LogitsData()
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%s run %d: logit %d = %v without gradients, %v in the training graph", pos, run, i, got[i], want[i])
+			for run := 0; run < 3; run++ {
+				if run == 2 {
+					perturbWeights(m.Weights, rng)
+					m.Project()
+				}
+				n := batch * length
+				ids, tg := randomTokens(rng, n, 256), randomTokens(rng, n, 256)
+				if err := infer.Execute(ids, nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := train.Execute(ids, tg); err != nil {
+					t.Fatal(err)
+				}
+				got, want := infer.LogitsData(), train.LogitsData()
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %dx%d (first layer folded: %v) run %d: logit %d = %v without gradients, %v in the training graph",
+							pos, batch, length, folded, run, i, got[i], want[i])
+					}
 				}
 			}
+			infer.Close()
+			train.Close()
 		}
-		infer.Close()
-		train.Close()
 	}
 }
