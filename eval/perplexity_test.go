@@ -185,15 +185,19 @@ func TestSlidingStride1IsFullContext(t *testing.T) {
 // window alone through a full graph (model.NewGraph, itself checked against
 // a graph composed from plain Gorgonia ops in model's tests) and scoring its
 // last Score tokens: for every scheme, strides 1 and 3, a tail window that
-// scores fewer; every target scored exactly once.
+// scores fewer, batches of 3 windows and of 80 (more rows than the
+// vocabulary: the graph reads its first layer from the vocabulary's table);
+// every target scored exactly once.
 func TestSlidingEqualsWindowByWindow(t *testing.T) {
-	toks := stream(41) // 40 targets
+	const targets = 80
+	toks := stream(targets + 1)
 	const L = 8
 	for _, pos := range model.Schemes() {
 		m := testModel(t, pos)
-		for _, stride := range []int{1, 3} {
-			t.Run(fmt.Sprintf("%s stride %d", pos, stride), func(t *testing.T) {
-				r, err := Perplexity(m, toks, Options{Len: L, Stride: stride, BatchTokens: 3 * L})
+		for _, c := range []struct{ stride, batch int }{{1, 3}, {3, 3}, {1, 80}} {
+			stride := c.stride
+			t.Run(fmt.Sprintf("%s stride %d batch %d", pos, stride, c.batch), func(t *testing.T) {
+				r, err := Perplexity(m, toks, Options{Len: L, Stride: stride, BatchTokens: c.batch * L})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -215,15 +219,15 @@ func TestSlidingEqualsWindowByWindow(t *testing.T) {
 						covered[w.Start+p+1]++
 					}
 				}
-				if r.Tokens != 40 || len(covered) != 40 {
-					t.Fatalf("%d tokens scored, %d distinct targets; want 40 and 40", r.Tokens, len(covered))
+				if r.Tokens != targets || len(covered) != targets {
+					t.Fatalf("%d tokens scored, %d distinct targets; want %d and %d", r.Tokens, len(covered), targets, targets)
 				}
 				for target, n := range covered {
-					if n != 1 || target < 1 || target > 40 {
+					if n != 1 || target < 1 || target > targets {
 						t.Fatalf("target %d scored %d times", target, n)
 					}
 				}
-				if want := total / 40; math.Abs(r.NatsPerToken-want) > 1e-6*want {
+				if want := total / targets; math.Abs(r.NatsPerToken-want) > 1e-6*want {
 					t.Errorf("nats per token %.9g, window by window %.9g", r.NatsPerToken, want)
 				}
 				for p := range posSum {
