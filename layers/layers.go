@@ -39,6 +39,9 @@ type MultiHeadAttention struct {
 	// Rotary rotates the queries and keys (Rope) at their absolute
 	// positions before attending: the rotary position scheme.
 	Rotary bool
+	// RopeScaling changes the rotation of a Rotary layer (an
+	// evaluation-time extension); its zero value is plain Rope.
+	RopeScaling RopeScaling
 }
 
 // Forward attends over x (batch*cfg.QueryLen, D) rows; biasParams are the
@@ -63,7 +66,7 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 		if cfg.Cache != nil {
 			pos = cfg.Cache.pos
 		}
-		if qkv, err = Rope(qkv, a.Heads, cfg.QueryLen, pos); err != nil {
+		if qkv, err = RopeScaled(qkv, a.Heads, cfg.QueryLen, pos, a.RopeScaling); err != nil {
 			return nil, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -36,6 +37,23 @@ const RopeBase = 10000
 // The gradient is the rotation by -a of the output gradient (values again
 // unchanged). Rope has no parameters.
 func Rope(qkv *G.Node, heads, queryLen int, pos *Positions) (*G.Node, error) {
+	return RopeScaled(qkv, heads, queryLen, pos, RopeScaling{})
+}
+
+// RopeScaling replaces Rope's frequencies and scales its output: an
+// evaluation-time extension of a rotary model (position.RotaryExtension).
+// The zero value is Rope itself.
+type RopeScaling struct {
+	// Theta, when not nil, holds the d_head/2 frequencies that replace
+	// 10000^(-2k/d_head).
+	Theta []float64
+	// Scale, when not 0, multiplies the rotated queries and keys (YaRN's
+	// attention temperature); the values pass through unchanged.
+	Scale float64
+}
+
+// RopeScaled is Rope with the frequencies and scale of sc.
+func RopeScaled(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling) (*G.Node, error) {
 	if heads < 1 || queryLen < 1 {
 		return nil, fmt.Errorf("rope: heads (%d) and query length (%d) must be positive", heads, queryLen)
 	}
@@ -43,16 +61,28 @@ func Rope(qkv *G.Node, heads, queryLen int, pos *Positions) (*G.Node, error) {
 	if len(s) != 2 || s[0]%queryLen != 0 || s[1]%3 != 0 || (s[1]/3)%heads != 0 || (s[1]/3/heads)%2 != 0 {
 		return nil, fmt.Errorf("rope: qkv of shape %v is not batch x %d rows of 3 x %d heads x an even d_head", s, queryLen, heads)
 	}
-	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: &ropeTable{half: s[1] / 3 / heads / 2}}
-	op.opBase = opBase{key: fmt.Sprintf("Rope{heads=%d, q=%d, pos=%p}", heads, queryLen, pos), arity: 1,
+	half := s[1] / 3 / heads / 2
+	tab := &ropeTable{half: half, theta: sc.Theta, scale: sc.Scale}
+	if tab.theta == nil {
+		tab.theta = position.RopeTheta(2*half, RopeBase)
+	} else if len(tab.theta) != half {
+		return nil, fmt.Errorf("rope: %d frequencies for heads of width %d", len(tab.theta), 2*half)
+	}
+	if tab.scale == 0 {
+		tab.scale = 1
+	}
+	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: tab}
+	op.opBase = opBase{key: fmt.Sprintf("Rope{heads=%d, q=%d, pos=%p, tab=%p}", heads, queryLen, pos, tab), arity: 1,
 		typ: hm.NewFnType(tt(2, tvA), tt(2, tvA))}
 	return G.ApplyOp(op, qkv)
 }
 
-// ropeTable holds cos(p theta_k) and sin(p theta_k) for positions p < n, at
-// cos[p*half+k].
+// ropeTable holds scale·cos(p theta_k) and scale·sin(p theta_k) for
+// positions p < n, at cos[p*half+k].
 type ropeTable struct {
 	half     int
+	theta    []float64
+	scale    float64
 	n        int
 	cos, sin []float64
 }
@@ -63,16 +93,13 @@ func (t *ropeTable) grow(n int) {
 		return
 	}
 	n = max(n, 2*t.n)
-	theta := make([]float64, t.half)
-	for k := range theta {
-		theta[k] = math.Pow(RopeBase, -2*float64(k)/float64(2*t.half))
-	}
 	cos, sin := make([]float64, n*t.half), make([]float64, n*t.half)
 	copy(cos, t.cos)
 	copy(sin, t.sin)
 	for p := t.n; p < n; p++ {
-		for k, th := range theta {
-			sin[p*t.half+k], cos[p*t.half+k] = math.Sincos(float64(p) * th)
+		for k, th := range t.theta {
+			s, c := math.Sincos(float64(p) * th)
+			sin[p*t.half+k], cos[p*t.half+k] = t.scale*s, t.scale*c
 		}
 	}
 	t.n, t.cos, t.sin = n, cos, sin

@@ -51,57 +51,65 @@ func TestCachedLogitsEqualFullPass(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	ids := randomTokens(rng, n, 256)
 	for _, pos := range Schemes() {
-		m := decodeModel(t, pos)
-		want := fullLogits(t, m, ids)
-		for _, plan := range []struct {
-			name  string
-			first int // prefill this many tokens at once
-			chunk int // then chunks of this many, while they fit
-		}{
-			{"prefill 10, then single steps", 10, 1},
-			{"chunks of 7, then single steps", 7, 7},
-			{"single steps from the start", 1, 1},
-		} {
-			t.Run(pos+"/"+plan.name, func(t *testing.T) {
-				c := m.NewCache(1)
-				graphs := map[int]*Graph{}
-				defer func() {
-					for _, g := range graphs {
-						g.Close()
-					}
-				}()
-				at, q := 0, plan.first
-				for at < n {
-					q = min(q, n-at)
-					g := graphs[q]
-					if g == nil {
-						var err error
-						if g, err = m.NewDecodeGraph(c, q); err != nil {
-							t.Fatal(err)
-						}
-						graphs[q] = g
-					}
-					if err := g.Execute(ids[at:at+q], nil); err != nil {
+		cachedEqualsFull(t, decodeModel(t, pos), pos, ids)
+	}
+}
+
+// cachedEqualsFull checks that decoding ids through m's cache, in three
+// plans of prefill and steps, gives the logits of the full pass over every
+// prefix.
+func cachedEqualsFull(t *testing.T, m *Model, name string, ids []int) {
+	t.Helper()
+	n := len(ids)
+	want := fullLogits(t, m, ids)
+	for _, plan := range []struct {
+		name  string
+		first int // prefill this many tokens at once
+		chunk int // then chunks of this many, while they fit
+	}{
+		{"prefill 10, then single steps", 10, 1},
+		{"chunks of 7, then single steps", 7, 7},
+		{"single steps from the start", 1, 1},
+	} {
+		t.Run(name+"/"+plan.name, func(t *testing.T) {
+			c := m.NewCache(1)
+			graphs := map[int]*Graph{}
+			defer func() {
+				for _, g := range graphs {
+					g.Close()
+				}
+			}()
+			at, q := 0, plan.first
+			for at < n {
+				q = min(q, n-at)
+				g := graphs[q]
+				if g == nil {
+					var err error
+					if g, err = m.NewDecodeGraph(c, q); err != nil {
 						t.Fatal(err)
 					}
-					got := g.LogitsData()
-					for i := 0; i < q; i++ {
-						if e := layerstest.RelErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= 1e-5) {
-							t.Fatalf("position %d (run of %d at %d): logits error %.3g against the full pass", at+i, q, at, e)
-						}
-					}
-					at += q
-					if at+plan.chunk > n-40 { // the last 40 tokens one by one, past 4x train_len
-						q = 1
-					} else {
-						q = plan.chunk
+					graphs[q] = g
+				}
+				if err := g.Execute(ids[at:at+q], nil); err != nil {
+					t.Fatal(err)
+				}
+				got := g.LogitsData()
+				for i := 0; i < q; i++ {
+					if e := layerstest.RelErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= 1e-5) {
+						t.Fatalf("position %d (run of %d at %d): logits error %.3g against the full pass", at+i, q, at, e)
 					}
 				}
-				if c.Positions.Lengths[0] != n {
-					t.Fatalf("the cache holds %d positions, want %d", c.Positions.Lengths[0], n)
+				at += q
+				if at+plan.chunk > n-40 { // the last 40 tokens one by one, past 4x train_len
+					q = 1
+				} else {
+					q = plan.chunk
 				}
-			})
-		}
+			}
+			if c.Positions.Lengths[0] != n {
+				t.Fatalf("the cache holds %d positions, want %d", c.Positions.Lengths[0], n)
+			}
+		})
 	}
 }
 

@@ -29,6 +29,12 @@ type Model struct {
 	table      *tensor.Dense                     // embedding table for tableLen
 	tableLen   int
 	decodeRows []float32 // embedding table rows for decoding, grown as needed
+
+	// ext is the evaluation-time extension graphs apply (see Extend), nil
+	// for none, at extFactor (0: each graph's length over the training
+	// length).
+	ext       position.Extension
+	extFactor float64
 }
 
 // New validates cfg and returns a model with freshly initialised weights.
@@ -63,14 +69,21 @@ func (m *Model) Scheme() position.Scheme { return m.scheme }
 // differentiated or updated), made once per graph in *buffer; a shared
 // weight (T5's table, one node for every layer); or the layer's own
 // (KERPLE's and FIRE's).
-func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node) (position.BiasScheme, *G.Node, error) {
+//
+// Under a SlopeExtension (see Extend) the buffer node reads the extension's
+// copy of the buffer for a graph of length tokens (decode: a decoding
+// graph); PositionBuffer itself never changes.
+func (m *Model) positionBias(g *G.ExprGraph, l int, param map[string]*G.Node, buffer **G.Node, length int, decode bool) (position.BiasScheme, *G.Node, error) {
 	bias, name := m.scheme.AttentionBias(m.Config.shape())
 	if bias == nil {
 		return nil, nil, nil
 	}
 	if m.PositionBuffer != nil && name == m.bufferName {
 		if *buffer == nil {
-			t := tensor.New(tensor.WithShape(len(m.PositionBuffer)), tensor.WithBacking(m.PositionBuffer))
+			t, err := m.bufferTensor(length, decode)
+			if err != nil {
+				return nil, nil, err
+			}
 			*buffer = layers.ConstantInput(g, t, name)
 		}
 		return bias, *buffer, nil
@@ -200,6 +213,9 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("graph: batch (%d) and length (%d) must be positive", batch, length)
 	}
+	if train && m.ext != nil {
+		return nil, fmt.Errorf("graph: extension %s is for evaluation and generation, not training", m.ext.Name())
+	}
 	cfg := m.Config
 	n := batch * length
 	gr := &Graph{Batch: batch, Len: length, Scored: opt.scored, Expr: G.NewGraph(), ids: make([]int, n), targets: make([]int, n), cache: cache, m: m}
@@ -239,7 +255,12 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
 		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
-		scheme, biasParams, err := m.positionBias(g, l, param, &buffer)
+		if attn.Rotary {
+			if attn.RopeScaling, err = m.ropeScaling(length, cache != nil); err != nil {
+				return nil, err
+			}
+		}
+		scheme, biasParams, err := m.positionBias(g, l, param, &buffer, length, cache != nil)
 		if err != nil {
 			return nil, err
 		}

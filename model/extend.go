@@ -1,0 +1,79 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
+	"gorgonia.org/tensor"
+)
+
+// Extend makes every graph built from now on apply an evaluation-time
+// extension (position.Extension, by registry name: pi, ntk or yarn for a
+// rope model, interp for an alibi model) at the given factor. A factor of 0
+// means each graph's own: its length divided by the training length, at
+// least 1; a decoding graph has no length of its own, so decoding with an
+// extension needs a factor. An empty name removes the extension. Extend
+// changes no weight or buffer: the checkpoint of an extended model is the
+// trained one. It is refused, with the extensions that do apply, for any
+// other pairing of scheme and method.
+func (m *Model) Extend(name string, factor float64) error {
+	if name == "" {
+		m.ext, m.extFactor = nil, 0
+		return nil
+	}
+	if factor != 0 && !(factor >= 1) {
+		return fmt.Errorf("extension factor %v: want at least 1 (or 0: the evaluation length over the training length)", factor)
+	}
+	e, err := position.ExtensionFor(m.scheme.Name(), name)
+	if err != nil {
+		return err
+	}
+	m.ext, m.extFactor = e, factor
+	return nil
+}
+
+// Extension returns the extension set by Extend (nil for none) and its
+// factor (0: each graph's own).
+func (m *Model) Extension() (position.Extension, float64) { return m.ext, m.extFactor }
+
+// extensionFactor is the factor of the extension for a graph of length
+// tokens (decode: a decoding graph).
+func (m *Model) extensionFactor(length int, decode bool) (float64, error) {
+	if m.extFactor > 0 {
+		return m.extFactor, nil
+	}
+	if decode {
+		return 0, fmt.Errorf("decoding with extension %s needs a factor (Extend's factor, the commands' --extend-factor)", m.ext.Name())
+	}
+	return max(1, float64(length)/float64(m.Config.TrainLen)), nil
+}
+
+// ropeScaling returns the rotation of a graph of length tokens under the
+// extension, the zero value (plain Rope) without one.
+func (m *Model) ropeScaling(length int, decode bool) (layers.RopeScaling, error) {
+	e, ok := m.ext.(position.RotaryExtension)
+	if !ok {
+		return layers.RopeScaling{}, nil
+	}
+	f, err := m.extensionFactor(length, decode)
+	if err != nil {
+		return layers.RopeScaling{}, err
+	}
+	theta, scale := e.Rotary(m.Config.DModel/m.Config.NHeads, m.Config.TrainLen, layers.RopeBase, f)
+	return layers.RopeScaling{Theta: theta, Scale: scale}, nil
+}
+
+// bufferTensor returns the tensor the graph's position buffer node reads:
+// PositionBuffer itself (read in place), or the extension's copy of it.
+func (m *Model) bufferTensor(length int, decode bool) (*tensor.Dense, error) {
+	buf := m.PositionBuffer
+	if e, ok := m.ext.(position.SlopeExtension); ok {
+		f, err := m.extensionFactor(length, decode)
+		if err != nil {
+			return nil, err
+		}
+		buf = e.Slopes(buf, f)
+	}
+	return tensor.New(tensor.WithShape(len(buf)), tensor.WithBacking(buf)), nil
+}

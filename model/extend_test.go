@@ -1,0 +1,145 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// extendCases are the built-in extensions with the scheme each applies to.
+var extendCases = []struct{ pos, method string }{
+	{PosRoPE, "pi"}, {PosRoPE, "ntk"}, {PosRoPE, "yarn"}, {PosALiBi, "interp"},
+}
+
+// sameLogits fails unless the two models' logits over ids (one sequence)
+// are equal bit for bit, or, with differ, unless they differ.
+func sameLogits(t *testing.T, a, b *Model, ids []int, differ bool) {
+	t.Helper()
+	x, y := fullLogits(t, a, ids), fullLogits(t, b, ids)
+	same := true
+	for i := range x {
+		if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+			same = false
+			if !differ {
+				t.Fatalf("logit %d: %v against %v", i, x[i], y[i])
+			}
+		}
+	}
+	if differ && same {
+		t.Fatal("the logits are equal bit for bit; want them to differ")
+	}
+}
+
+// At factor 1 every extension is the plain model bit for bit, at a length
+// below the vocabulary and at one above it (the folded first layer); at
+// factor 4 it is not.
+func TestExtendFactorOneIsPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range extendCases {
+		plain := decodeModel(t, c.pos)
+		ext := decodeModel(t, c.pos)
+		for _, n := range []int{40, 300} {
+			ids := randomTokens(rng, n, 256)
+			if err := ext.Extend(c.method, 1); err != nil {
+				t.Fatal(err)
+			}
+			sameLogits(t, plain, ext, ids, false)
+			if err := ext.Extend(c.method, 4); err != nil {
+				t.Fatal(err)
+			}
+			sameLogits(t, plain, ext, ids, true)
+		}
+	}
+}
+
+// Without a factor, a graph takes its length over the training length (at
+// least 1): a graph of 64 tokens of a model trained on 16 is the extension
+// at factor 4, one of 12 tokens the plain model.
+func TestExtendDefaultFactor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range extendCases {
+		auto, fixed, plain := decodeModel(t, c.pos), decodeModel(t, c.pos), decodeModel(t, c.pos)
+		if err := auto.Extend(c.method, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := fixed.Extend(c.method, 4); err != nil {
+			t.Fatal(err)
+		}
+		sameLogits(t, auto, fixed, randomTokens(rng, 64, 256), false)
+		sameLogits(t, auto, plain, randomTokens(rng, 12, 256), false)
+	}
+}
+
+// ALiBi interpolation at factor 2 is the model whose slopes are halved,
+// bit for bit (the halving of a power of two is exact); the model's own
+// buffer is left as it was.
+func TestAlibiInterpHalvesTheSlopes(t *testing.T) {
+	m := decodeModel(t, PosALiBi)
+	before := append([]float32(nil), m.PositionBuffer...)
+	if err := m.Extend("interp", 2); err != nil {
+		t.Fatal(err)
+	}
+	halved, err := FromWeights(m.Config, m.Weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := range halved.PositionBuffer {
+		halved.PositionBuffer[h] /= 2
+	}
+	sameLogits(t, m, halved, randomTokens(rand.New(rand.NewPCG(5, 6)), 50, 256), false)
+	for h, v := range m.PositionBuffer {
+		if v != before[h] {
+			t.Fatalf("the model's slope %d changed from %v to %v", h, before[h], v)
+		}
+	}
+}
+
+// With a fixed factor, the cached logits of every extension equal its full
+// pass, through chunked prefill and single steps past 5x train_len.
+func TestExtendCachedEqualsFullPass(t *testing.T) {
+	ids := randomTokens(rand.New(rand.NewPCG(7, 8)), 90, 256)
+	for _, c := range extendCases {
+		m := decodeModel(t, c.pos)
+		if err := m.Extend(c.method, 4); err != nil {
+			t.Fatal(err)
+		}
+		cachedEqualsFull(t, m, c.pos+"+"+c.method, ids)
+	}
+}
+
+func TestExtendRejects(t *testing.T) {
+	for _, c := range []struct {
+		pos, method string
+		factor      float64
+		want        string
+	}{
+		{PosALiBi, "yarn", 2, "extension yarn applies to rope runs, not alibi; for alibi use interp"},
+		{PosRoPE, "interp", 2, "extension interp applies to alibi runs, not rope; for rope use pi, ntk, yarn"},
+		{PosSinusoidal, "pi", 2, "no extension applies to sinusoidal"},
+		{PosRoPE, "stretch", 2, `unknown extension method "stretch"`},
+		{PosRoPE, "pi", 0.5, "extension factor 0.5: want at least 1"},
+		{PosRoPE, "pi", math.NaN(), "extension factor NaN"},
+	} {
+		err := decodeModel(t, c.pos).Extend(c.method, c.factor)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with %s at %v: %v, want %q", c.pos, c.method, c.factor, err, c.want)
+		}
+	}
+	m := decodeModel(t, PosRoPE)
+	if err := m.Extend("yarn", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.NewDecodeGraph(m.NewCache(1), 1); err == nil || !strings.Contains(err.Error(), "needs a factor") {
+		t.Errorf("decoding without a factor: %v", err)
+	}
+	if _, err := m.NewGraph(1, 8, true); err == nil || !strings.Contains(err.Error(), "evaluation") {
+		t.Errorf("a training graph of an extended model: %v", err)
+	}
+	if err := m.Extend("", 0); err != nil {
+		t.Fatal(err)
+	}
+	if e, f := m.Extension(); e != nil || f != 0 {
+		t.Errorf("after Extend(\"\"): %v at %v", e, f)
+	}
+}
