@@ -24,6 +24,15 @@ const MinPasskeyDistance = len(PasskeyQuestion)
 // "The pass key is KKKKK. Remember it. KKKKK is the pass key.".
 const PasskeyStatementLen = len("The pass key is . Remember it.  is the pass key.") + 2*PasskeyDigits
 
+// PasskeyAttentionLag is how much farther back than an episode's Distance
+// the nearest copy of an answer digit lies, in tokens: the query that
+// predicts answer digit i (at AnswerStart+i-1) finds digit i of the key's
+// second mention Distance + PasskeyAttentionLag positions before it, that
+// mention being followed by " is the pass key." (17 bytes). Copying the key
+// thus needs attention at distances the training length L never showed from
+// Distance = L - PasskeyAttentionLag on.
+const PasskeyAttentionLag = len(" is the pass key.") + PasskeyDigits - 1
+
 // maxKeyDraws bounds the keys drawn for one episode before giving up because
 // every one of them occurs in the filler.
 const maxKeyDraws = 1000

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 
+	"github.com/alibi-go/alibi/data"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -11,7 +12,9 @@ import (
 )
 
 // Plot writes a PNG of passkey accuracy against distance (log scale) for
-// every run, with each training length marked.
+// every run, with each training length L marked where copying the key
+// starts to need attention at distances past L (D = L -
+// data.PasskeyAttentionLag).
 func (r PasskeyReport) Plot(path string) error {
 	p, err := r.accuracyPlot()
 	if err != nil {
@@ -24,7 +27,7 @@ func (r PasskeyReport) Plot(path string) error {
 func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Passkey retrieval: greedy exact match vs distance"
-	p.X.Label.Text = "distance from the key to the answer (tokens, log scale)"
+	p.X.Label.Text = "distance D from the end of the key statement to the answer (tokens, log scale)"
 	p.Y.Label.Text = "accuracy"
 	p.X.Scale = plot.LogScale{}
 	p.Y.Min, p.Y.Max = -0.02, 1.02
@@ -59,14 +62,18 @@ func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
 			continue
 		}
 		marked[run.TrainLen] = true
-		l, err := plotter.NewLine(plotter.XYs{{X: float64(run.TrainLen), Y: 0}, {X: float64(run.TrainLen), Y: 1}})
+		at := float64(run.TrainLen - data.PasskeyAttentionLag)
+		if at <= 0 {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: at, Y: 0}, {X: at, Y: 1}})
 		if err != nil {
 			return nil, err
 		}
 		l.Color = color.Gray{Y: 100}
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("training length %d", run.TrainLen), l)
+		p.Legend.Add(fmt.Sprintf("D = %d: the key's digits %d back, the training length", run.TrainLen-data.PasskeyAttentionLag, run.TrainLen), l)
 	}
 	return p, nil
 }

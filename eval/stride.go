@@ -10,7 +10,8 @@ import (
 // cmd/eval --strides and cmd/experiment --strides spell it: "1" is
 // non-overlapping windows, "1/k" a stride of length/k tokens (at least
 // one), and "1tok" a stride of one token, the paper's Appendix B protocol
-// where every scored token has length-1 tokens of context.
+// where every scored token after the first window is predicted from the
+// length tokens before it.
 type StrideSpec struct {
 	// Den is k of "1/k": 1 for non-overlapping windows, 0 for "1tok".
 	Den int

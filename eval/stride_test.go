@@ -41,3 +41,24 @@ func TestParseStrides(t *testing.T) {
 		}
 	}
 }
+
+// The dashed curve of the sweep plot takes the shortest sliding stride of
+// each length: with strides 1/2 and 1/8 alone, every length has a point.
+func TestShortestSliding(t *testing.T) {
+	var rs []Result
+	for _, l := range []int{128, 256, 512} {
+		rs = append(rs, Result{Len: l, Protocol: NonOverlap})
+		for _, k := range []int{2, 8} {
+			rs = append(rs, Result{Len: l, Protocol: Sliding, Stride: l / k})
+		}
+	}
+	got := shortestSliding(rs)
+	if len(got) != 3 {
+		t.Fatalf("%d points, want 3: %+v", len(got), got)
+	}
+	for i, l := range []int{128, 256, 512} {
+		if got[i].Len != l || got[i].Stride != l/8 {
+			t.Errorf("point %d: length %d stride %d, want %d and %d", i, got[i].Len, got[i].Stride, l, l/8)
+		}
+	}
+}

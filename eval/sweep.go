@@ -93,21 +93,15 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 	p.Legend.Top, p.Legend.Left = true, true
 	lengths := map[float64]bool{}
 	for i, run := range r.Runs {
-		shortest := 0
-		for _, x := range run.Results {
-			if x.Protocol == Sliding && (shortest == 0 || x.Stride < shortest) {
-				shortest = x.Stride
-			}
-		}
 		var solid, dashed plotter.XYs
 		for _, x := range run.Results {
 			lengths[float64(x.Len)] = true
-			switch {
-			case x.Protocol != Sliding:
+			if x.Protocol != Sliding {
 				solid = append(solid, plotter.XY{X: float64(x.Len), Y: x.PPL})
-			case x.Stride == shortest:
-				dashed = append(dashed, plotter.XY{X: float64(x.Len), Y: x.PPL})
 			}
+		}
+		for _, x := range shortestSliding(run.Results) {
+			dashed = append(dashed, plotter.XY{X: float64(x.Len), Y: x.PPL})
 		}
 		for j, pts := range []plotter.XYs{solid, dashed} {
 			if len(pts) == 0 {
@@ -132,6 +126,25 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 		p.X.Tick.Marker = valueTicks(lengths)
 	}
 	return p, nil
+}
+
+// shortestSliding returns, for every length with a sliding result, the one
+// of the shortest stride, by length: a stride given as a fraction of the
+// length (1/k) differs from length to length, so the shortest overall would
+// leave most lengths out.
+func shortestSliding(results []Result) []Result {
+	best := map[int]Result{}
+	for _, x := range results {
+		if b, ok := best[x.Len]; x.Protocol == Sliding && (!ok || x.Stride < b.Stride) {
+			best[x.Len] = x
+		}
+	}
+	out := make([]Result, 0, len(best))
+	for _, x := range best {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Len < out[b].Len })
+	return out
 }
 
 // ContextPlot writes the context lenses side by side to a PNG file, each

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
@@ -37,12 +38,17 @@ func strideResults(c cell, o options) (eval.RunReport, error) {
 	}
 	rr := eval.RunReport{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, TrainLen: c.cfg.Model.TrainLen}
 	for _, l := range o.lengths(c.cfg) {
+		seen := map[int]bool{}
 		for _, spec := range o.strides {
-			res, ok := have[evalKey{l, spec.Stride(l)}]
+			st := spec.Stride(l)
+			res, ok := have[evalKey{l, st}]
 			if !ok {
 				return eval.RunReport{}, fmt.Errorf("not evaluated at length %d with stride %s", l, spec)
 			}
-			rr.Results = append(rr.Results, res)
+			if !seen[st] { // 1/k of a short length can be 1tok
+				seen[st] = true
+				rr.Results = append(rr.Results, res)
+			}
 		}
 	}
 	return rr, nil
@@ -70,7 +76,7 @@ func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options)
 		}
 		fmt.Fprintf(b, "### Stride sweep\n\nPerplexity per byte over %s, at each length with non-overlapping windows and with sliding windows "+
 			"of each stride (%s). Non-overlapping windows give the early tokens of every window little context; with a sliding stride S every "+
-			"token after the first window has at least len-S tokens of context (stride 1: exactly len-1), so a scheme that uses a longer context "+
+			"token after the first window is predicted from at least len-S+1 tokens (stride 1: exactly the len tokens before it), so a scheme that uses a longer context "+
 			"gets better as the length grows, and one that only survives it stays flat.\n\n", scored, o.strideList)
 		c.Strides.SweepMarkdown(b)
 		b.WriteString("\n")
@@ -84,8 +90,10 @@ func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options)
 	}
 	if len(c.Passkey.Runs) > 0 {
 		fmt.Fprintf(b, "### Retrieval at a distance (passkey)\n\n%d episodes per distance, the key at depths %v cycling, filler from each run's training split. "+
+			"The distance D counts the tokens from the end of the key statement to the answer; the nearest copy of each digit lies D+%d tokens "+
+			"before the position that predicts it, so from D = %d on, copying the key needs attention at distances training never showed (L = %d). "+
 			"The effective context length is the largest distance whose accuracy is at least half the run's own accuracy at distances up to L/2 = %d.\n\n",
-			o.episodes, eval.DefaultPasskeyDepths, cfg.Model.TrainLen/2)
+			o.episodes, eval.DefaultPasskeyDepths, data.PasskeyAttentionLag, cfg.Model.TrainLen-data.PasskeyAttentionLag, cfg.Model.TrainLen, cfg.Model.TrainLen/2)
 		c.Passkey.Markdown(b)
 		b.WriteString("\n")
 	}

@@ -17,14 +17,14 @@ import (
 func TestExperimentContextLenses(t *testing.T) {
 	cfg, out := setup(t)
 	args := []string{"--config", cfg, "--pos", "alibi,rope", "--out", out, "--mults", "1,2", "--max-tokens", "100",
-		"--strides", "1/2,1tok", "--attention-stats", "--passkey", "40,60", "--passkey-episodes", "2"}
+		"--strides", "1/2,1/8,1tok", "--attention-stats", "--passkey", "40,60", "--passkey-episodes", "2"}
 	var o, e bytes.Buffer
 	if code := command(args, &o, &e); code != 0 {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	for _, want := range []string{"## Does the model use the context?", "### Retrieval at a distance (passkey)", "| 40 |", "| 60 |",
 		"effective context", "--passkey 40,60 --passkey-episodes 2",
-		"### Stride sweep", "| 8 (1x L) | non-overlapping |", "| 8 (1x L) | stride 4 (len/2) |", "| 16 (2x L) | stride 1 |", "--strides 1/2,1tok",
+		"### Stride sweep", "| 8 (1x L) | non-overlapping |", "| 8 (1x L) | stride 4 (len/2) |", "| 16 (2x L) | stride 1 |", "--strides 1/2,1/8,1tok", "| 16 (2x L) | stride 2 (len/8) |",
 		"### Attention past L", "| 16 | 0 |", "--attention-stats"} {
 		if !strings.Contains(o.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, o.String())
@@ -66,8 +66,12 @@ func TestExperimentContextLenses(t *testing.T) {
 	if r := ctx.Passkey.Runs; len(r) != 2 || r[0].Pos != "alibi" || r[1].Pos != "rope" || len(r[1].Points) != 2 || r[1].Points[1].Distance != 60 || r[1].Points[1].Episodes != 2 {
 		t.Errorf("context.json: %s", b)
 	}
-	if r := ctx.Strides.Runs; len(r) != 2 || len(r[1].Results) != 6 || r[1].Results[5].Len != 16 || r[1].Results[5].Stride != 1 || r[1].Results[5].Tokens != 100 {
+	// At 8, 1/8 is the stride 1 of 1tok: evaluated once, listed once.
+	if r := ctx.Strides.Runs; len(r) != 2 || len(r[1].Results) != 7 || r[1].Results[2].Stride != 1 || r[1].Results[6].Len != 16 || r[1].Results[6].Stride != 1 || r[1].Results[6].Tokens != 100 {
 		t.Errorf("context.json strides: %s", b)
+	}
+	if n := strings.Count(e.String(), "alibi len 8 stride 1:"); n != 1 {
+		t.Errorf("stride 1 at length 8 evaluated %d times:\n%s", n, e.String())
 	}
 	// 100 tokens: windows of 16 at 2x L = 8, six full and one of 4; 8 queries past L in each full one.
 	if r := ctx.Attention.Runs; len(r) != 2 || len(r[0].Results) != 2 || r[0].Results[0].Queries != 0 || r[0].Results[1].Queries != 6*8 {

@@ -82,7 +82,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.steps, "steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
 	flags.IntVar(&o.batchTokens, "batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
 	flags.IntVar(&o.maxTokens, "max-tokens", 0, "score only the first N tokens of the validation split at every length (0: all of it)")
-	flags.StringVar(&o.strideList, "strides", "1", "comma-separated strides as fractions of each evaluation length: 1 (non-overlapping windows), 1/k (length/k tokens) or 1tok (one token: every scored token sees length-1 tokens); bound the sliding ones with --max-tokens")
+	flags.StringVar(&o.strideList, "strides", "1", "comma-separated strides as fractions of each evaluation length: 1 (non-overlapping windows), 1/k (length/k tokens) or 1tok (one token: every scored token is predicted from the length tokens before it); bound the sliding ones with --max-tokens")
 	flags.BoolVar(&o.attention, "attention-stats", false, "also measure, per layer and head at every length, the mean attended distance, the entropy and the share of attention past the training length L")
 	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
@@ -354,7 +354,9 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	var todo []evalKey
 	for _, l := range lengths {
 		for _, spec := range o.strides {
-			if k := (evalKey{l, spec.Stride(l)}); !haveKey(have, k) {
+			// Two specs can name one stride at a length (1/k of a short
+			// length is 1tok): one evaluation.
+			if k := (evalKey{l, spec.Stride(l)}); !haveKey(have, k) && !slices.Contains(todo, k) {
 				todo = append(todo, k)
 			}
 		}
