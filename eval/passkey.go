@@ -110,14 +110,24 @@ type PasskeyDepth struct {
 	Correct  int     `json:"correct"`
 }
 
+// Scheme names the run's position scheme with its extension, as
+// RunReport.Scheme.
+func (r PasskeyResult) Scheme() string {
+	return RunReport{Pos: r.Pos, Extend: r.Extend, ExtendFactor: r.ExtendFactor}.Scheme()
+}
+
 // PasskeyResult is one run's passkey evaluation.
 type PasskeyResult struct {
-	Run      string         `json:"run"`
-	Pos      string         `json:"pos"`
-	TrainLen int            `json:"train_len"`
-	Seed     uint64         `json:"seed"`
-	Depths   []float64      `json:"depths"`
-	Points   []PasskeyPoint `json:"points"`
+	Run      string `json:"run"`
+	Pos      string `json:"pos"`
+	TrainLen int    `json:"train_len"`
+	// Extend and ExtendFactor are the model's evaluation-time extension
+	// (model.Model.Extend), if any.
+	Extend       string         `json:"extend,omitempty"`
+	ExtendFactor float64        `json:"extend_factor,omitempty"`
+	Seed         uint64         `json:"seed"`
+	Depths       []float64      `json:"depths"`
+	Points       []PasskeyPoint `json:"points"`
 	// ShortAccuracy is the accuracy pooled over the distances up to
 	// TrainLen/2: the run's own retrieval where it was trained.
 	ShortAccuracy float64 `json:"short_accuracy"`
@@ -169,6 +179,9 @@ func Passkey(m *model.Model, filler []byte, o PasskeyOptions) (PasskeyResult, er
 	defer s.close()
 	res, err := scorePasskey(s, m.Config.Vocab, m.Config.TrainLen, filler, o)
 	res.Pos = m.Config.Pos
+	if e, f := m.Extension(); e != nil {
+		res.Extend, res.ExtendFactor = e.Name(), f
+	}
 	return res, err
 }
 

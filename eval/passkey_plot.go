@@ -50,7 +50,7 @@ func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
 		line.Width = vg.Points(2)
 		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", run.Pos, run.Run), line, points)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", run.Scheme(), run.Run), line, points)
 	}
 	if len(distances) == 0 {
 		return p, nil

@@ -34,7 +34,7 @@ func (r PasskeyReport) Markdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("Passkey retrieval: exact-match accuracy of greedy decoding (mean log-probability of a digit, nats; a uniform guess among digits is -2.30)\n\n| distance |")
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Pos, run.Run, run.TrainLen)
+		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)
 	}
 	b.WriteString("\n|---|")
 	for range r.Runs {

@@ -56,7 +56,7 @@ func savePanels(path string, width vg.Length, panels ...*plot.Plot) error {
 	return f.Close()
 }
 
-func runLabel(run RunReport) string { return fmt.Sprintf("%s (%s)", run.Pos, run.Run) }
+func runLabel(run RunReport) string { return fmt.Sprintf("%s (%s)", run.Scheme(), run.Run) }
 
 func (r Report) pplPlot() (*plot.Plot, error) {
 	p := plot.New()

@@ -20,10 +20,27 @@ type Report struct {
 
 // RunReport holds one run's results, one per (length, protocol).
 type RunReport struct {
-	Run      string   `json:"run"`
-	Pos      string   `json:"pos"`
-	TrainLen int      `json:"train_len"`
-	Results  []Result `json:"results"`
+	Run      string `json:"run"`
+	Pos      string `json:"pos"`
+	TrainLen int    `json:"train_len"`
+	// Extend names the evaluation-time extension the run was evaluated
+	// with (model.Model.Extend), empty for none, at ExtendFactor (0: each
+	// length over TrainLen).
+	Extend       string   `json:"extend,omitempty"`
+	ExtendFactor float64  `json:"extend_factor,omitempty"`
+	Results      []Result `json:"results"`
+}
+
+// Scheme names the run's position scheme with its extension, if any:
+// "rope", "rope+yarn" (the factor following the length) or "rope+yarn x4".
+func (r RunReport) Scheme() string {
+	switch {
+	case r.Extend == "":
+		return r.Pos
+	case r.ExtendFactor == 0:
+		return r.Pos + "+" + r.Extend
+	}
+	return fmt.Sprintf("%s+%s x%g", r.Pos, r.Extend, r.ExtendFactor)
 }
 
 // WriteJSON writes the report, indented. NaN values (positions no window
@@ -108,7 +125,7 @@ func (r Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| eval length |")
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Pos, run.Run, run.TrainLen)
+		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)
 	}
 	b.WriteString("\n|---|")
 	for range r.Runs {

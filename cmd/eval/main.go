@@ -61,6 +61,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	depths := flags.String("depths", "", "passkey: comma-separated depths in [0, 1] the episodes cycle through: the filler before the key as a fraction of the filler after it (default 0,0.5,1)")
 	episodes := flags.Int("episodes", 50, "passkey: episodes per distance")
 	seed := flags.Uint64("seed", 1, "passkey: seed of the episodes")
+	extend := flags.String("extend", "", "evaluation-time extension of every run's positions: pi, ntk or yarn for rope runs, interp for alibi runs")
+	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1; --task passkey needs one)")
 	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: lengths estimated to need more than %d%% of it are refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -117,6 +119,15 @@ func command(args []string, stdout, stderr io.Writer) int {
 	default:
 		return fail("--task must be perplexity or passkey, got %q", *task)
 	}
+	if set["extend-factor"] && !set["extend"] {
+		return fail("--extend-factor needs --extend")
+	}
+	if set["extend-factor"] && !(*extendFactor >= 1) {
+		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
+	}
+	if *task == "passkey" && set["extend"] && !set["extend-factor"] {
+		return fail("--task passkey decodes through the key/value cache, which needs a fixed factor: give --extend-factor")
+	}
 	if len(runs) == 0 && len(ckpts) == 0 {
 		runs = append(runs, "runs/tiny")
 	}
@@ -134,6 +145,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		opened = append(opened, r)
+	}
+	for _, r := range opened {
+		if err := r.Model.Extend(*extend, *extendFactor); err != nil {
+			return fail("%s: --extend: %v", r.Name, err)
+		}
 	}
 	var fileTokens []byte
 	if *dataPath != "" {
@@ -203,14 +219,14 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var report eval.Report
 	for _, j := range jobs {
 		cfg := j.r.Model.Config
-		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen}
+		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor}
 		for _, l := range j.lengths {
 			res, err := eval.Perplexity(j.r.Model, j.tokens, opts(l))
 			if err != nil {
 				return fail("%s at length %d: %v", j.r.Name, l, err)
 			}
 			fmt.Fprintf(stderr, "%s (%s) len %d: ppl %.4f, %d tokens in %d windows, %.1fs, %.0f tokens/s, peak RSS %.0f MiB\n",
-				j.r.Name, cfg.Pos, l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+				j.r.Name, rr.Scheme(), l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 			rr.Results = append(rr.Results, res)
 		}
 		report.Runs = append(report.Runs, rr)

@@ -91,6 +91,11 @@ func TestEvalBadInput(t *testing.T) {
 		// (the one line is the error) when one of them does not fit.
 		{"length past the data", []string{"--run", dir, "--lens", "16,1000000"}, "length 1000000 needs 1000001 tokens but the data has 155; the longest length that fits is 154"},
 		{"one token past the data", []string{"--run", dir, "--len", "155"}, "length 155 needs 156 tokens but the data has 155; the longest length that fits is 154"},
+		{"extension of another scheme", []string{"--run", dir, "--extend", "yarn"}, "extension yarn applies to rope runs, not alibi; for alibi use interp"},
+		{"unknown extension", []string{"--run", dir, "--extend", "stretch"}, `unknown extension method "stretch"`},
+		{"extension factor without extension", []string{"--run", dir, "--extend-factor", "2"}, "--extend-factor needs --extend"},
+		{"extension factor below 1", []string{"--run", dir, "--extend", "interp", "--extend-factor", "0.5"}, "--extend-factor must be at least 1"},
+		{"passkey extension without a factor", []string{"--run", dir, "--task", "passkey", "--extend", "interp"}, "give --extend-factor"},
 		{"length past --max-tokens", []string{"--run", dir, "--lens", "16,50", "--max-tokens", "40"}, "length 50 needs 51 tokens but only the first 41 of the data's 155 are scored (max tokens 40); the longest length that fits is 40"},
 	}
 	for _, tc := range tests {
@@ -173,5 +178,56 @@ func TestAttentionStatsFlag(t *testing.T) {
 	}
 	if r := rep.Attention.Runs; len(r) != 1 || len(r[0].Results) != 2 || r[0].Results[0].Queries != 0 || r[0].Results[1].Queries == 0 || len(r[0].Results[1].Layers) != 1 {
 		t.Errorf("json: %s", b)
+	}
+}
+
+// --extend evaluates every length under the extension, labelled as such;
+// at factor 1 it is the plain model to the last digit, and with the factor
+// following the length it changes the lengths past L only.
+func TestEvalExtend(t *testing.T) {
+	dir, _ := trainedRun(t)
+	ppl := func(args ...string) (string, map[int]float64) {
+		t.Helper()
+		tmp := filepath.Join(t.TempDir(), "r.json")
+		var out, errb bytes.Buffer
+		if code := command(append([]string{"--run", dir, "--lens", "16,64", "--json", tmp}, args...), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		var rep struct {
+			Runs []struct {
+				Extend  string `json:"extend"`
+				Results []struct {
+					Len int     `json:"len"`
+					PPL float64 `json:"ppl"`
+				} `json:"results"`
+			} `json:"runs"`
+		}
+		b, err := os.ReadFile(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		m := map[int]float64{}
+		for _, r := range rep.Runs[0].Results {
+			m[r.Len] = r.PPL
+		}
+		return out.String(), m
+	}
+	_, plain := ppl()
+	table, one := ppl("--extend", "interp", "--extend-factor", "1")
+	if !strings.Contains(table, "alibi+interp x1 (") {
+		t.Errorf("table does not name the extension:\n%s", table)
+	}
+	if one[16] != plain[16] || one[64] != plain[64] {
+		t.Errorf("interp at factor 1: %v, plain %v", one, plain)
+	}
+	table, auto := ppl("--extend", "interp")
+	if !strings.Contains(table, "alibi+interp (") {
+		t.Errorf("table does not name the extension:\n%s", table)
+	}
+	if auto[16] != plain[16] || auto[64] == plain[64] {
+		t.Errorf("interp following the length: %v, plain %v; want the same at L = 16 only", auto, plain)
 	}
 }

@@ -33,7 +33,7 @@ func passkeyTask(opened []*eval.Trained, fileTokens []byte, o eval.PasskeyOption
 		}
 		res.Run = r.Name
 		fmt.Fprintf(stderr, "%s (%s): passkey effective context %s, %.1fs, %.0f prompt tokens/s\n",
-			r.Name, res.Pos, effectiveSummary(res), res.WallSeconds, res.TokensPerSecond)
+			r.Name, res.Scheme(), effectiveSummary(res), res.WallSeconds, res.TokensPerSecond)
 		report.Runs = append(report.Runs, res)
 	}
 	if err := report.Markdown(stdout); err != nil {
