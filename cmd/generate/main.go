@@ -58,6 +58,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	topP := flags.Float64("top-p", 1, "sample from the smallest set of bytes with this much probability (1: off)")
 	seed := flags.Uint64("seed", 1, "random seed: the same flags give the same bytes")
 	stop := flags.String("stop", "", "stop a prompt's generation when this text appears (it is not printed)")
+	extend := flags.String("extend", "", "evaluation-time extension of the positions: pi, ntk or yarn for a rope run, interp for an alibi run")
+	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: the longest prompt plus --tokens, over the training length, at least 1)")
 	jsonPath := flags.String("json", "", "write each prompt's prompt_tokens, tokens, context, tokens_per_second and text to this JSON file")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -86,6 +88,27 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail("%v", err)
+	}
+	if set["extend-factor"] && !set["extend"] {
+		return fail("--extend-factor needs --extend")
+	}
+	if set["extend-factor"] && !(*extendFactor >= 1) {
+		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
+	}
+	scheme := trained.Model.Config.Pos
+	if *extend != "" {
+		f := *extendFactor
+		if f == 0 { // the longest sequence's final length over the training length
+			longest := 0
+			for _, p := range prompts {
+				longest = max(longest, len(p))
+			}
+			f = max(1, float64(longest+opt.Tokens)/float64(trained.Model.Config.TrainLen))
+		}
+		if err := trained.Model.Extend(*extend, f); err != nil {
+			return fail("%s: --extend: %v", trained.Name, err)
+		}
+		scheme = fmt.Sprintf("%s+%s x%.4g", scheme, *extend, f)
 	}
 
 	// One prompt streams its bytes as they come; a batch prints each
@@ -118,7 +141,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			TokensPerSecond: float64(g.Tokens) / (stats.PrefillSeconds + stats.DecodeSeconds), Text: string(g.Text)}
 	}
 	fmt.Fprintf(stderr, "\n%s (%s): %d prompt tokens prefilled at %.0f tokens/s; %d tokens generated, decoding at %.0f tokens/s; final context %s; cache %s\n",
-		trained.Name, trained.Model.Config.Pos, stats.PrefillTokens, float64(stats.PrefillTokens)/(stats.PrefillSeconds+1e-12),
+		trained.Name, scheme, stats.PrefillTokens, float64(stats.PrefillTokens)/(stats.PrefillSeconds+1e-12),
 		generated, float64(stats.DecodeTokens)/(stats.DecodeSeconds+1e-12), strings.Join(contexts, ", "), osutil.FormatBytes(int64(stats.CacheBytes)))
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(recs, "", "  ")

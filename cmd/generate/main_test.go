@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,49 @@ func TestGenerateBadInput(t *testing.T) {
 	var o, e bytes.Buffer
 	if code := command([]string{"--help"}, &o, &e); code != 0 || !strings.HasPrefix(e.String(), "generate: continue a prompt") {
 		t.Errorf("--help: exit %d, %q", code, e.String())
+	}
+}
+
+// --extend generates under the extension, at the longest final length over
+// the training length by default: the bytes of Model.Generate on a model
+// extended at that factor; a pairing that does not apply is one line.
+func TestGenerateExtend(t *testing.T) {
+	run := trainedRun(t)
+	tr, err := eval.OpenRun(run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := float64(5+50) / float64(tr.Model.Config.TrainLen)
+	if err := tr.Model.Extend("interp", f); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := tr.Model.Generate([][]byte{[]byte("Light")}, model.GenerateOptions{Tokens: 50, Sampling: model.Sampling{TopP: 1}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o, e bytes.Buffer
+	if code := command([]string{"--run", run, "--prompt", "Light", "--tokens", "50", "--temperature", "0", "--extend", "interp"}, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	if o.String() != string(want[0].Text) {
+		t.Errorf("stdout %q, want %q", o.String(), want[0].Text)
+	}
+	if label := fmt.Sprintf("(alibi+interp x%.4g)", f); !strings.Contains(e.String(), label) {
+		t.Errorf("summary lacks %s: %q", label, e.String())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--extend", "ntk"}, "extension ntk applies to rope runs, not alibi; for alibi use interp"},
+		{[]string{"--extend-factor", "2"}, "--extend-factor needs --extend"},
+		{[]string{"--extend", "interp", "--extend-factor", "0"}, "--extend-factor must be at least 1"},
+	} {
+		o.Reset()
+		e.Reset()
+		code := command(append([]string{"--run", run, "--prompt", "Light", "--tokens", "5"}, c.args...), &o, &e)
+		if msg := strings.TrimSpace(e.String()); code == 0 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, msg, c.want)
+		}
 	}
 }
