@@ -65,6 +65,10 @@ type options struct {
 	strides    []eval.StrideSpec
 	// attention: also measure attention statistics at every length.
 	attention bool
+	// The evaluation-time extensions: by scheme, the methods each of its
+	// runs is also evaluated with.
+	extendList string
+	extends    map[string][]string
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -85,6 +89,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&o.strideList, "strides", "1", "comma-separated strides as fractions of each evaluation length: 1 (non-overlapping windows), 1/k (length/k tokens) or 1tok (one token: every scored token is predicted from the length tokens before it); bound the sliding ones with --max-tokens")
 	flags.BoolVar(&o.attention, "attention-stats", false, "also measure, per layer and head at every length, the mean attended distance, the entropy and the share of attention past the training length L")
 	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
+	flags.StringVar(&o.extendList, "extend", "", "comma-separated scheme:method pairs (rope:pi, rope:ntk, rope:yarn, alibi:interp): also evaluate every run of the scheme with the evaluation-time extension, the factor each length over L, as a column of its own")
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
@@ -237,6 +242,9 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	if o.episodes < 1 {
 		return fmt.Errorf("--passkey-episodes must be positive, got %d", o.episodes)
 	}
+	if err := o.parseExtends(); err != nil {
+		return err
+	}
 	if o.batchTokens < 1 || o.maxTokens < 0 {
 		return fmt.Errorf("--batch-tokens must be positive and --max-tokens not negative, got %d and %d", o.batchTokens, o.maxTokens)
 	}
@@ -385,7 +393,7 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 		fmt.Fprintf(stderr, "%s len %d stride %d: ppl %.4f (%d tokens, %.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
 			c.cfg.Out, k.Len, k.Stride, res.PPL, res.Tokens, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 		have[k] = res
-		if err := writeEvaluations(c.cfg.Out, o, have); err != nil {
+		if err := writeEvaluations(c.cfg.Out, "eval.json", o, have); err != nil {
 			return err
 		}
 	}
@@ -397,6 +405,16 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	if o.distances != nil {
 		debug.FreeOSMemory()
 		if err := passkeyRun(r, c.cfg.Out, o, stderr, terminal); err != nil {
+			return err
+		}
+	}
+	for _, method := range o.extends[c.cfg.Model.Pos] {
+		if val == nil {
+			if val, err = r.ValidationTokens(cli.CorpusProgress(stderr, terminal)); err != nil {
+				return err
+			}
+		}
+		if err := extendRun(r, val, c.cfg.Out, method, lengths, o, stderr, terminal); err != nil {
 			return err
 		}
 	}

@@ -36,10 +36,17 @@ func haveKey(have map[evalKey]eval.Result, k evalKey) bool {
 }
 
 // readEvaluations returns the results a run already has for this
-// experiment's token budget, by length and stride.
+// experiment's token budget, by length and stride: those of the trained
+// model in eval.json.
 func readEvaluations(dir string, o options) (map[evalKey]eval.Result, error) {
+	return readEvaluationsFile(dir, "eval.json", o)
+}
+
+// readEvaluationsFile is readEvaluations from the run's file name: eval.json,
+// or an extension's file (extensionFile).
+func readEvaluationsFile(dir, name string, o options) (map[evalKey]eval.Result, error) {
 	have := map[evalKey]eval.Result{}
-	b, err := os.ReadFile(filepath.Join(dir, "eval.json"))
+	b, err := os.ReadFile(filepath.Join(dir, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return have, nil
 	}
@@ -48,7 +55,7 @@ func readEvaluations(dir string, o options) (map[evalKey]eval.Result, error) {
 	}
 	var e evaluations
 	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "eval.json"), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
 	if e.MaxTokens != o.maxTokens {
 		return have, nil // scored on other tokens: evaluate again
@@ -59,8 +66,9 @@ func readEvaluations(dir string, o options) (map[evalKey]eval.Result, error) {
 	return have, nil
 }
 
-// writeEvaluations saves a run's results, by ascending length.
-func writeEvaluations(dir string, o options, have map[evalKey]eval.Result) error {
+// writeEvaluations saves a run's results in its file name (eval.json, or an
+// extension's file), by ascending length.
+func writeEvaluations(dir, name string, o options, have map[evalKey]eval.Result) error {
 	e := evaluations{MaxTokens: o.maxTokens}
 	for _, r := range have {
 		e.Results = append(e.Results, r)
@@ -76,7 +84,7 @@ func writeEvaluations(dir string, o options, have map[evalKey]eval.Result) error
 	if err != nil {
 		return err
 	}
-	return osutil.WriteFileAtomic(filepath.Join(dir, "eval.json"), append(b, '\n'))
+	return osutil.WriteFileAtomic(filepath.Join(dir, name), append(b, '\n'))
 }
 
 // report gathers every run of the grid (each must have finished training
@@ -128,6 +136,14 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 			passkey.Runs = append(passkey.Runs, *pk)
 		}
 		runs = append(runs, r)
+		for _, method := range o.extends[c.cfg.Model.Pos] {
+			v, err := extendedRun(r, c, method, o)
+			if err != nil {
+				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
+				continue
+			}
+			runs = append(runs, v)
+		}
 	}
 	if len(writing) > 0 || len(missing) > 0 {
 		var parts []string
@@ -271,6 +287,9 @@ func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o option
 	}
 	if o.distances != nil {
 		cmd += fmt.Sprintf(" --passkey %s --passkey-episodes %d", o.passkeyList, o.episodes)
+	}
+	if o.extendList != "" {
+		cmd += " --extend " + o.extendList
 	}
 	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\n%s\n```\n\nGenerated %s.\n", cmd, time.Now().UTC().Format("2006-01-02"))
 	return b.String()

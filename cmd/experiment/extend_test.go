@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// --extend puts each evaluation-time extension of a trained run beside the
+// trained schemes, as a column of its own: at 1x L (factor 1) it equals its
+// run, past L it does not; a second call reuses the extension's file.
+func TestExperimentExtend(t *testing.T) {
+	cfg, out := setup(t)
+	args := []string{"--config", cfg, "--pos", "alibi,rope", "--out", out, "--mults", "1,2", "--max-tokens", "100",
+		"--extend", "rope:pi,alibi:interp,rope:yarn"}
+	var o, e bytes.Buffer
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	for _, want := range []string{"rope+pi", "rope+yarn", "alibi+interp", "--extend rope:pi,alibi:interp,rope:yarn"} {
+		if !strings.Contains(o.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, o.String())
+		}
+	}
+	var rep struct {
+		Runs []struct {
+			Pos     string `json:"pos"`
+			Results []struct {
+				Len int     `json:"len"`
+				PPL float64 `json:"ppl"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	ppl := map[string][2]float64{}
+	var order []string
+	for _, r := range rep.Runs {
+		order = append(order, r.Pos)
+		ppl[r.Pos] = [2]float64{r.Results[0].PPL, r.Results[1].PPL}
+	}
+	if got := strings.Join(order, ","); got != "alibi,alibi+interp,rope,rope+pi,rope+yarn" {
+		t.Fatalf("runs %s", got)
+	}
+	for v, base := range map[string]string{"alibi+interp": "alibi", "rope+pi": "rope", "rope+yarn": "rope"} {
+		if ppl[v][0] != ppl[base][0] || ppl[v][1] == ppl[base][1] {
+			t.Errorf("%s: %v, %s: %v; want the same at L and not at 2L", v, ppl[v], base, ppl[base])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "rope", "eval-yarn.json")); err != nil {
+		t.Error(err)
+	}
+	e.Reset()
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("second call: exit %d: %s", code, e.String())
+	}
+	if strings.Contains(e.String(), "+pi len") {
+		t.Errorf("second call evaluated an extension again:\n%s", e.String())
+	}
+}
