@@ -62,6 +62,11 @@ type KVCache struct {
 	k, v         [][]float32          // per sequence: heads blocks of rows[b] rows of dHead
 	rows         []int                // the rows each of the sequence's blocks has room for
 	seqs         []flash.Seq[float32] // store's result, reused
+	// With dynamic rotary frequencies (RopeScaling.Dynamic): the keys
+	// before rotation, laid out as k, and the factor whose frequencies
+	// rotated each sequence's cached keys (rotateKeys). nil otherwise.
+	raw   [][]float32
+	rotOf []float64
 }
 
 // NewKVCache returns an empty cache of keys and values of width d (the
@@ -81,6 +86,9 @@ func (c *KVCache) Bytes() int {
 	for b := range c.k {
 		n += 4 * (cap(c.k[b]) + cap(c.v[b]))
 	}
+	for _, r := range c.raw {
+		n += 4 * cap(r)
+	}
 	return n
 }
 
@@ -99,7 +107,76 @@ func (c *KVCache) reserve(b, n, need int) {
 		copy(k[h*hs:h*hs+n*dh], c.k[b][h*old*dh:])
 		copy(v[h*hs:h*hs+n*dh], c.v[b][h*old*dh:])
 	}
+	if c.raw != nil {
+		raw := make([]float32, c.heads*hs)
+		for h := 0; h < c.heads; h++ {
+			copy(raw[h*hs:h*hs+n*dh], c.raw[b][h*old*dh:])
+		}
+		c.raw[b] = raw
+	}
 	c.k[b], c.v[b], c.rows[b] = k, v, rows
+}
+
+// rotateKeys prepares the cache of a layer with dynamic rotary frequencies
+// for qLen new rows per selected sequence, qkv holding them before
+// rotation: it keeps their unrotated keys, and when a sequence's factor
+// (factors, one per batch row; tabs, its frequencies) differs from the one
+// its cached keys were rotated with, it rotates every cached key again,
+// from its unrotated value, to the new frequencies, with the arithmetic of
+// the rope op itself, so that the cache holds the keys a full pass over
+// the sequence so far would compute. The new keys themselves arrive
+// rotated through store.
+func (c *KVCache) rotateKeys(qkv []float32, qLen int, factors []float64, tabs []*ropeTable) error {
+	active := c.pos.active
+	d, dh, half := c.d, c.dHead, c.dHead/2
+	if len(qkv) != len(active)*qLen*3*d {
+		return fmt.Errorf("attention cache: %d values are not %d sequences of %d rows of width 3 x %d", len(qkv), len(active), qLen, d)
+	}
+	if c.raw == nil {
+		for _, b := range active {
+			if c.pos.Lengths[b] > 0 {
+				return fmt.Errorf("attention cache: sequence %d holds keys rotated without dynamic frequencies", b)
+			}
+		}
+		c.raw, c.rotOf = make([][]float32, len(c.k)), make([]float64, len(c.k))
+	}
+	for r, b := range active {
+		n := c.pos.Lengths[b]
+		if c.raw[b] == nil && n > 0 {
+			return fmt.Errorf("attention cache: sequence %d holds keys rotated without dynamic frequencies", b)
+		}
+		c.reserve(b, n, n+qLen)
+		if c.raw[b] == nil {
+			c.raw[b] = make([]float32, len(c.k[b]))
+		}
+		hs := c.rows[b] * dh
+		rows := qkv[r*qLen*3*d:]
+		for i := 0; i < qLen; i++ {
+			row := rows[i*3*d : (i+1)*3*d]
+			for h := 0; h < c.heads; h++ {
+				at := h*hs + (n+i)*dh
+				copy(c.raw[b][at:at+dh], row[d+h*dh:])
+			}
+		}
+		if n > 0 && c.rotOf[b] != factors[r] {
+			tab := tabs[r]
+			for h := 0; h < c.heads; h++ {
+				for p := 0; p < n; p++ {
+					at := h*hs + p*dh
+					a, bb := c.raw[b][at:][:half], c.raw[b][at+half:][:half]
+					ya, yb := c.k[b][at:][:half], c.k[b][at+half:][:half]
+					cos, sin := tab.cos[p*half:][:half], tab.sin[p*half:][:half]
+					for k := range a {
+						x1, x2 := float64(a[k]), float64(bb[k])
+						ya[k] = float32(x1*cos[k] - x2*sin[k])
+						yb[k] = float32(x1*sin[k] + x2*cos[k])
+					}
+				}
+			}
+		}
+		c.rotOf[b] = factors[r]
+	}
+	return nil
 }
 
 // store copies the keys and values of qLen new rows per selected sequence

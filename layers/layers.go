@@ -66,7 +66,7 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 		if cfg.Cache != nil {
 			pos = cfg.Cache.pos
 		}
-		if qkv, err = RopeScaled(qkv, a.Heads, cfg.QueryLen, pos, a.RopeScaling); err != nil {
+		if qkv, err = ropeCached(qkv, a.Heads, cfg.QueryLen, pos, a.RopeScaling, cfg.Cache); err != nil {
 			return nil, err
 		}
 	}

@@ -50,10 +50,62 @@ type RopeScaling struct {
 	// Scale, when not 0, multiplies the rotated queries and keys (YaRN's
 	// attention temperature); the values pass through unchanged.
 	Scale float64
+	// Dynamic, when not nil, replaces Theta and Scale with frequencies that
+	// follow the length of each sequence so far (dynamic NTK): the rows of
+	// a sequence of n tokens are rotated with those of n. In a full pass
+	// that is the pass's length; in decoding, the sequence's length after
+	// the new rows, and its cached keys are rotated again, from their
+	// unrotated values, whenever the frequencies change (see KVCache), so
+	// that decoding gives the full pass over the same prefix.
+	Dynamic *DynamicRope
+}
+
+// DynamicRope is the rotation of a sequence by its length so far: a
+// factor of the length, and the frequencies and scale of a factor. One
+// DynamicRope serves every layer of a graph, which share its tables.
+type DynamicRope struct {
+	factor func(n int) float64
+	at     func(factor float64) (theta []float64, scale float64)
+	tables map[float64]*ropeTable
+}
+
+// NewDynamicRope returns the rotation whose frequencies for a sequence of
+// n tokens are at(factor(n)).
+func NewDynamicRope(factor func(n int) float64, at func(factor float64) (theta []float64, scale float64)) *DynamicRope {
+	return &DynamicRope{factor: factor, at: at, tables: map[float64]*ropeTable{}}
+}
+
+// table returns the factor of a sequence of n tokens and its table, grown
+// to n positions, for heads of width 2*half. It keeps the tables of a
+// few factors: decoding past the training length meets a new one every
+// step.
+func (d *DynamicRope) table(n, half int) (float64, *ropeTable, error) {
+	f := d.factor(n)
+	t, ok := d.tables[f]
+	if !ok {
+		theta, scale := d.at(f)
+		if len(theta) != half {
+			return 0, nil, fmt.Errorf("rope: %d frequencies for heads of width %d", len(theta), 2*half)
+		}
+		if len(d.tables) >= 4 {
+			clear(d.tables)
+		}
+		t = &ropeTable{half: half, theta: theta, scale: scale}
+		d.tables[f] = t
+	}
+	t.grow(n)
+	return f, t, nil
 }
 
 // RopeScaled is Rope with the frequencies and scale of sc.
 func RopeScaled(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling) (*G.Node, error) {
+	return ropeCached(qkv, heads, queryLen, pos, sc, nil)
+}
+
+// ropeCached is RopeScaled for an attention layer whose key/value cache is
+// cache (nil without one): with dynamic frequencies, it keeps the cache's
+// keys rotated to the frequencies of the new rows (KVCache.rotateKeys).
+func ropeCached(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling, cache *KVCache) (*G.Node, error) {
 	if heads < 1 || queryLen < 1 {
 		return nil, fmt.Errorf("rope: heads (%d) and query length (%d) must be positive", heads, queryLen)
 	}
@@ -71,7 +123,10 @@ func RopeScaled(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling
 	if tab.scale == 0 {
 		tab.scale = 1
 	}
-	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: tab}
+	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: tab, dyn: sc.Dynamic}
+	if sc.Dynamic != nil {
+		op.cache = cache
+	}
 	op.opBase = opBase{key: fmt.Sprintf("Rope{heads=%d, q=%d, pos=%p, tab=%p}", heads, queryLen, pos, tab), arity: 1,
 		typ: hm.NewFnType(tt(2, tvA), tt(2, tvA))}
 	return G.ApplyOp(op, qkv)
@@ -110,7 +165,9 @@ type ropeOp struct {
 	opBase
 	heads, qLen int
 	pos         *Positions
-	tab         *ropeTable
+	tab         *ropeTable   // the frequencies of every row, unless dyn
+	dyn         *DynamicRope // the frequencies by sequence length, or nil
+	cache       *KVCache     // with dyn: the layer's cache, or nil
 }
 
 func (o *ropeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -174,17 +231,31 @@ func (o *ropeOp) rotate(key string, ob *opBase, vals []G.Value, sign float64) (G
 			offsets[r] = o.pos.Offset(r)
 		}
 	}
-	last := 0
-	for _, off := range offsets {
-		last = max(last, off+o.qLen)
+	tabs := make([]*ropeTable, batch) // each sequence's frequencies
+	factors := make([]float64, batch)
+	for r, off := range offsets {
+		if o.dyn == nil {
+			o.tab.grow(off + o.qLen)
+			tabs[r] = o.tab
+		} else if factors[r], tabs[r], err = o.dyn.table(off+o.qLen, o.tab.half); err != nil {
+			return nil, err
+		}
 	}
-	o.tab.grow(last)
+	if o.cache != nil && sign > 0 {
+		xs, ok := x.Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("%s: a cache holds float32, the input is %v", key, x.Dtype())
+		}
+		if err := o.cache.rotateKeys(xs, o.qLen, factors, tabs); err != nil {
+			return nil, err
+		}
+	}
 	out := ob.output(x.Dtype(), s...)
 	switch xs := x.Data().(type) {
 	case []float32:
-		ropeRows(o, xs, out.Data().([]float32), offsets, sign)
+		ropeRows(o, xs, out.Data().([]float32), offsets, tabs, sign)
 	case []float64:
-		ropeRows(o, xs, out.Data().([]float64), offsets, sign)
+		ropeRows(o, xs, out.Data().([]float64), offsets, tabs, sign)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", key, x.Dtype())
 	}
@@ -192,14 +263,16 @@ func (o *ropeOp) rotate(key string, ob *opBase, vals []G.Value, sign float64) (G
 }
 
 // ropeRows rotates the query and key heads of every row of x into out by
-// sign times the row's angles and copies the values, rows in parallel.
-func ropeRows[T float](o *ropeOp, x, out []T, offsets []int, sign float64) {
+// sign times the row's angles (from its sequence's table in tabs) and
+// copies the values, rows in parallel.
+func ropeRows[T float](o *ropeOp, x, out []T, offsets []int, tabs []*ropeTable, sign float64) {
 	half := o.tab.half
 	d := 2 * half * o.heads
 	parallelChunks(len(x)/(3*d), 64, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			p := offsets[r/o.qLen] + r%o.qLen
-			cos, sin := o.tab.cos[p*half:][:half], o.tab.sin[p*half:][:half]
+			tab := tabs[r/o.qLen]
+			cos, sin := tab.cos[p*half:][:half], tab.sin[p*half:][:half]
 			xr, yr := x[r*3*d:][:3*d], out[r*3*d:][:3*d]
 			for h := 0; h < 2*o.heads; h++ { // the query heads, then the key heads
 				a, b := xr[h*2*half:][:half], xr[h*2*half+half:][:half]

@@ -9,11 +9,13 @@ import (
 )
 
 // Extend makes every graph built from now on apply an evaluation-time
-// extension (position.Extension, by registry name: pi, ntk or yarn for a
-// rope model, interp for an alibi model) at the given factor. A factor of 0
-// means each graph's own: its length divided by the training length, at
-// least 1; a decoding graph has no length of its own, so decoding with an
-// extension needs a factor. An empty name removes the extension. Extend
+// extension (position.Extension, by registry name: pi, ntk, dynamic-ntk or
+// yarn for a rope model, interp for an alibi model) at the given factor. A
+// factor of 0 means each graph's own: its length divided by the training
+// length, at least 1; a decoding graph has no length of its own, so
+// decoding with an extension needs a factor. A dynamic extension
+// (dynamic-ntk) takes no factor: every sequence has the factor of its own
+// length so far, in the full pass and in decoding alike. An empty name removes the extension. Extend
 // changes no weight or buffer: the checkpoint of an extended model is the
 // trained one. It is refused, with the extensions that do apply, for any
 // other pairing of scheme and method.
@@ -28,6 +30,9 @@ func (m *Model) Extend(name string, factor float64) error {
 	e, err := position.ExtensionFor(m.scheme.Name(), name)
 	if err != nil {
 		return err
+	}
+	if _, ok := e.(position.DynamicExtension); ok && factor != 0 {
+		return fmt.Errorf("extension %s takes its factor from the length (max(1, n/L)); give no factor", name)
 	}
 	m.ext, m.extFactor = e, factor
 	return nil
@@ -50,17 +55,25 @@ func (m *Model) extensionFactor(length int, decode bool) (float64, error) {
 }
 
 // ropeScaling returns the rotation of a graph of length tokens under the
-// extension, the zero value (plain Rope) without one.
+// extension, the zero value (plain Rope) without one. A dynamic extension
+// gives every sequence the frequencies of its own length (decoding too);
+// one graph's layers share the result.
 func (m *Model) ropeScaling(length int, decode bool) (layers.RopeScaling, error) {
 	e, ok := m.ext.(position.RotaryExtension)
 	if !ok {
 		return layers.RopeScaling{}, nil
 	}
+	dHead := m.Config.DModel / m.Config.NHeads
+	if _, ok := e.(position.DynamicExtension); ok {
+		return layers.RopeScaling{Dynamic: layers.NewDynamicRope(
+			func(n int) float64 { return position.DynamicFactor(n, m.Config.TrainLen) },
+			func(f float64) ([]float64, float64) { return e.Rotary(dHead, m.Config.TrainLen, layers.RopeBase, f) })}, nil
+	}
 	f, err := m.extensionFactor(length, decode)
 	if err != nil {
 		return layers.RopeScaling{}, err
 	}
-	theta, scale := e.Rotary(m.Config.DModel/m.Config.NHeads, m.Config.TrainLen, layers.RopeBase, f)
+	theta, scale := e.Rotary(dHead, m.Config.TrainLen, layers.RopeBase, f)
 	return layers.RopeScaling{Theta: theta, Scale: scale}, nil
 }
 

@@ -1,7 +1,10 @@
 package model
 
 import (
+	"fmt"
 	"math"
+
+	"github.com/alibi-go/alibi/layers/layerstest"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -115,7 +118,7 @@ func TestExtendRejects(t *testing.T) {
 		want        string
 	}{
 		{PosALiBi, "yarn", 2, "extension yarn applies to rope runs, not alibi; for alibi use interp"},
-		{PosRoPE, "interp", 2, "extension interp applies to alibi runs, not rope; for rope use pi, ntk, yarn"},
+		{PosRoPE, "interp", 2, "extension interp applies to alibi runs, not rope; for rope use pi, ntk, dynamic-ntk, yarn"},
 		{PosSinusoidal, "pi", 2, "no extension applies to sinusoidal"},
 		{PosRoPE, "stretch", 2, `unknown extension method "stretch"`},
 		{PosRoPE, "pi", 0.5, "extension factor 0.5: want at least 1"},
@@ -141,5 +144,102 @@ func TestExtendRejects(t *testing.T) {
 	}
 	if e, f := m.Extension(); e != nil || f != 0 {
 		t.Errorf("after Extend(\"\"): %v at %v", e, f)
+	}
+}
+
+// Dynamic NTK takes the factor of the length: a full pass within the
+// training length is the plain model, one of 4x L is NTK at factor 4, bit
+// for bit; it refuses a factor of its own.
+func TestDynamicNTKFullPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	plain, dyn, ntk := decodeModel(t, PosRoPE), decodeModel(t, PosRoPE), decodeModel(t, PosRoPE)
+	if err := dyn.Extend("dynamic-ntk", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := ntk.Extend("ntk", 4); err != nil {
+		t.Fatal(err)
+	}
+	sameLogits(t, dyn, plain, randomTokens(rng, 16, 256), false)
+	sameLogits(t, dyn, ntk, randomTokens(rng, 64, 256), false)
+	sameLogits(t, dyn, plain, randomTokens(rng, 64, 256), true)
+	if err := dyn.Extend("dynamic-ntk", 2); err == nil || !strings.Contains(err.Error(), "give no factor") {
+		t.Errorf("dynamic-ntk with a factor: %v", err)
+	}
+}
+
+// With dynamic NTK the factor grows with every token past L; the cache
+// rotates its keys again to each new factor's frequencies. A one-layer
+// model then decodes exactly as the full pass over the prefix so far (at
+// its own factor), through chunked prefill and single steps, in a batch of
+// two sequences of different lengths (and so different factors). With two
+// layers it does so up to L; past L it cannot: the second layer's cached
+// keys and values come from first-layer states computed at older factors,
+// where the full pass recomputes them at the new one.
+func TestDynamicNTKCachedAgainstPrefixPasses(t *testing.T) {
+	const n = 70 // past 4x train_len
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, layers := range []int{1, 2} {
+		m, err := New(Config{Vocab: 256, DModel: 32, NLayers: layers, NHeads: 4, DFF: 64, Pos: PosRoPE, TrainLen: 16, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		perturbWeights(m.Weights, rand.New(rand.NewPCG(6, 7)))
+		if err := m.Extend("dynamic-ntk", 0); err != nil {
+			t.Fatal(err)
+		}
+		seqs := [][]int{randomTokens(rng, n, 256), randomTokens(rng, n, 256)}
+		want := make([][][]float32, len(seqs)) // want[s][p]: logits of row p of the pass over seqs[s][:p+1]
+		for s, ids := range seqs {
+			for p := range n {
+				want[s] = append(want[s], fullLogits(t, m, ids[:p+1])[p*256:])
+			}
+		}
+		for _, plan := range []struct {
+			name         string
+			first, chunk int
+		}{{"single steps", 1, 1}, {"chunks of 7", 7, 7}, {"prefill 30, then steps", 30, 1}} {
+			t.Run(fmt.Sprintf("%d layers, %s", layers, plan.name), func(t *testing.T) {
+				c := m.NewCache(2)
+				at := []int{0, 0}
+				worst := 0.0 // the largest error past L
+				step := func(rows []int, q int) {
+					t.Helper()
+					c.Positions.Select(rows...)
+					g, err := m.NewDecodeGraph(c, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer g.Close()
+					var ids []int
+					for _, s := range rows {
+						ids = append(ids, seqs[s][at[s]:at[s]+q]...)
+					}
+					if err := g.Execute(ids, nil); err != nil {
+						t.Fatal(err)
+					}
+					got := g.LogitsData()
+					for i, s := range rows {
+						// The last row of a chunk: the prefix so far.
+						p := at[s] + q - 1
+						e := layerstest.RelErr(got[(i*q+q-1)*256:][:256], toFloat64(want[s][p]))
+						if !(e <= 1e-5) && (layers == 1 || p < 16) {
+							t.Fatalf("sequence %d, position %d: logits error %.3g against the full pass over its prefix", s, p, e)
+						}
+						if p >= 16 {
+							worst = max(worst, e)
+						}
+						at[s] += q
+					}
+				}
+				step([]int{0}, 5) // sequence 0 runs 5 tokens ahead
+				for q := plan.first; at[0]+q <= n; q = plan.chunk {
+					step([]int{0, 1}, q)
+				}
+				if layers == 2 && !(worst > 1e-5) {
+					t.Errorf("two layers past L: largest error %.3g; the cached states of older factors should show", worst)
+				}
+				t.Logf("largest error past L: %.3g", worst)
+			})
+		}
 	}
 }

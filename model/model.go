@@ -251,15 +251,17 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		}
 	}
 	var buffer *G.Node
+	var rope layers.RopeScaling // the layers' rotation, under an extension
+	if m.scheme.Rotary() {
+		if rope, err = m.ropeScaling(length, cache != nil); err != nil {
+			return nil, err
+		}
+	}
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
 		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
-		if attn.Rotary {
-			if attn.RopeScaling, err = m.ropeScaling(length, cache != nil); err != nil {
-				return nil, err
-			}
-		}
+		attn.RopeScaling = rope
 		scheme, biasParams, err := m.positionBias(g, l, param, &buffer, length, cache != nil)
 		if err != nil {
 			return nil, err

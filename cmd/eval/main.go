@@ -17,6 +17,7 @@ import (
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
@@ -61,8 +62,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	depths := flags.String("depths", "", "passkey: comma-separated depths in [0, 1] the episodes cycle through: the filler before the key as a fraction of the filler after it (default 0,0.5,1)")
 	episodes := flags.Int("episodes", 50, "passkey: episodes per distance")
 	seed := flags.Uint64("seed", 1, "passkey: seed of the episodes")
-	extend := flags.String("extend", "", "evaluation-time extension of every run's positions: pi, ntk or yarn for rope runs, interp for alibi runs")
-	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1; --task passkey needs one)")
+	extend := flags.String("extend", "", "evaluation-time extension of every run's positions: pi, ntk, dynamic-ntk or yarn for rope runs, interp for alibi runs")
+	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1; --task passkey needs one; dynamic-ntk takes none)")
 	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: lengths estimated to need more than %d%% of it are refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -124,6 +125,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	if set["extend-factor"] && !(*extendFactor >= 1) {
 		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
+	}
+	if e, err := position.LookupExtension(*extend); *task == "passkey" && err == nil {
+		if _, dynamic := e.(position.DynamicExtension); dynamic {
+			return fail("--task passkey cannot use %s: its prompts are prefilled in chunks, whose deeper states keep the factor of their own length, so the score would depend on the chunk size", *extend)
+		}
 	}
 	if *task == "passkey" && set["extend"] && !set["extend-factor"] {
 		return fail("--task passkey decodes through the key/value cache, which needs a fixed factor: give --extend-factor")

@@ -145,7 +145,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"--config", cfg, "--seeds", "2,1,02"}, "experiment: --seeds lists 2 twice"},
 		{[]string{"--config", cfg, "--pos", "alibi,none, alibi"}, "experiment: --pos lists alibi twice"},
 		{[]string{"--config", cfg, "--mults", "1,2,1"}, "experiment: --mults lists 1 twice"},
-		{[]string{"--config", cfg, "--pos", "alibi,rope", "--extend", "rope:interp"}, "experiment: --extend rope:interp: extension interp applies to alibi runs, not rope; for rope use pi, ntk, yarn"},
+		{[]string{"--config", cfg, "--pos", "alibi,rope", "--extend", "rope:interp"}, "experiment: --extend rope:interp: extension interp applies to alibi runs, not rope; for rope use pi, ntk, dynamic-ntk, yarn"},
 		{[]string{"--config", cfg, "--pos", "alibi", "--extend", "rope:pi"}, "experiment: --extend rope:pi: rope is not one of --pos"},
 		{[]string{"--config", cfg, "--pos", "rope", "--extend", "yarn"}, `experiment: --extend: "yarn" is not scheme:method`},
 		{[]string{"--config", cfg, "--pos", "rope", "--extend", "rope:pi,rope:pi"}, "experiment: --extend lists rope:pi twice"},

@@ -16,6 +16,7 @@ import (
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -58,8 +59,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	topP := flags.Float64("top-p", 1, "sample from the smallest set of bytes with this much probability (1: off)")
 	seed := flags.Uint64("seed", 1, "random seed: the same flags give the same bytes")
 	stop := flags.String("stop", "", "stop a prompt's generation when this text appears (it is not printed)")
-	extend := flags.String("extend", "", "evaluation-time extension of the positions: pi, ntk or yarn for a rope run, interp for an alibi run")
-	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: the longest prompt plus --tokens, over the training length, at least 1)")
+	extend := flags.String("extend", "", "evaluation-time extension of the positions: pi, ntk, dynamic-ntk or yarn for a rope run, interp for an alibi run")
+	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: the longest prompt plus --tokens, over the training length, at least 1; dynamic-ntk takes none: its factor follows the length)")
 	jsonPath := flags.String("json", "", "write each prompt's prompt_tokens, tokens, context, tokens_per_second and text to this JSON file")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -98,7 +99,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	scheme := trained.Model.Config.Pos
 	if *extend != "" {
 		f := *extendFactor
-		if f == 0 { // the longest sequence's final length over the training length
+		e, _ := position.LookupExtension(*extend) // an unknown name: Extend says so below
+		_, dynamic := e.(position.DynamicExtension)
+		if f == 0 && !dynamic { // the longest sequence's final length over the training length
 			longest := 0
 			for _, p := range prompts {
 				longest = max(longest, len(p))
@@ -108,7 +111,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 		if err := trained.Model.Extend(*extend, f); err != nil {
 			return fail("%s: --extend: %v", trained.Name, err)
 		}
-		scheme = fmt.Sprintf("%s+%s x%.4g", scheme, *extend, f)
+		if scheme += "+" + *extend; !dynamic {
+			scheme += fmt.Sprintf(" x%.4g", f)
+		}
 	}
 
 	// One prompt streams its bytes as they come; a batch prints each

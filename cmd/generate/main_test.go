@@ -159,6 +159,7 @@ func TestGenerateExtend(t *testing.T) {
 	}{
 		{[]string{"--extend", "ntk"}, "extension ntk applies to rope runs, not alibi; for alibi use interp"},
 		{[]string{"--extend-factor", "2"}, "--extend-factor needs --extend"},
+		{[]string{"--extend", "dynamic-ntk"}, "extension dynamic-ntk applies to rope runs, not alibi"},
 		{[]string{"--extend", "interp", "--extend-factor", "0"}, "--extend-factor must be at least 1"},
 	} {
 		o.Reset()

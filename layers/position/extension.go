@@ -14,8 +14,8 @@ import (
 // evaluation length divided by the training length). At F = 1 every
 // extension is the plain scheme, bit for bit.
 //
-// The built-in extensions (see LookupExtension) are pi, ntk and yarn for
-// rope, and interp for alibi. An extension is a RotaryExtension or a
+// The built-in extensions (see LookupExtension) are pi, ntk, dynamic-ntk
+// and yarn for rope, and interp for alibi. An extension is a RotaryExtension or a
 // SlopeExtension.
 type Extension interface {
 	// Name is the extension's registry name, the value of the commands'
@@ -95,6 +95,32 @@ func (RopeNTK) Rotary(dHead, _ int, base, factor float64) ([]float64, float64) {
 	return RopeTheta(dHead, base*math.Pow(factor, d/(d-2))), 1
 }
 
+// RopeDynamicNTK is dynamic NTK scaling (bloc97 and emozilla 2023; Hugging
+// Face's "dynamic" rope_scaling): NTK's frequencies at a factor that
+// follows the length of the sequence so far, F = max(1, n/L), so that a
+// sequence within the training length is the plain model. It is a
+// DynamicExtension: the factor given to Rotary is the one of the current
+// length.
+type RopeDynamicNTK struct{ RopeNTK }
+
+// Name implements Extension.
+func (RopeDynamicNTK) Name() string { return "dynamic-ntk" }
+
+// Dynamic implements DynamicExtension.
+func (RopeDynamicNTK) Dynamic() {}
+
+// DynamicExtension is an extension whose factor is not fixed but follows
+// the length n of the sequence so far: F = max(1, n/L) (DynamicFactor).
+type DynamicExtension interface {
+	Extension
+	// Dynamic marks the extension as one whose factor follows the length.
+	Dynamic()
+}
+
+// DynamicFactor is the factor of a DynamicExtension for a sequence of n
+// tokens of a model trained on trainLen: max(1, n/trainLen).
+func DynamicFactor(n, trainLen int) float64 { return max(1, float64(n)/float64(trainLen)) }
+
 // RopeYaRN is YaRN (Peng et al., ICLR 2024): "NTK-by-parts" frequencies
 // and an attention temperature. Pair k has the wavelength 2π/theta_k; r_k
 // is how many of them fit in the training length, L·theta_k/(2π). Pairs
@@ -164,7 +190,7 @@ type extensionRegistry struct {
 // those added with RegisterExtension.
 var extensions = func() *extensionRegistry {
 	r := &extensionRegistry{byName: map[string]Extension{}}
-	for _, e := range []Extension{RopePI{}, RopeNTK{}, RopeYaRN{Alpha: 1, Beta: 32}, AlibiInterp{}} {
+	for _, e := range []Extension{RopePI{}, RopeNTK{}, RopeDynamicNTK{}, RopeYaRN{Alpha: 1, Beta: 32}, AlibiInterp{}} {
 		if err := r.register(e); err != nil {
 			panic(err)
 		}

@@ -82,7 +82,7 @@ func TestExtensionsAtFactorOne(t *testing.T) {
 }
 
 func TestExtensionRegistry(t *testing.T) {
-	if got := strings.Join(ExtensionsFor("rope"), ","); got != "pi,ntk,yarn" {
+	if got := strings.Join(ExtensionsFor("rope"), ","); got != "pi,ntk,dynamic-ntk,yarn" {
 		t.Errorf("rope's extensions: %s", got)
 	}
 	if got := strings.Join(ExtensionsFor("alibi"), ","); got != "interp" {
@@ -93,7 +93,7 @@ func TestExtensionRegistry(t *testing.T) {
 	}
 	for _, c := range []struct{ scheme, name, want string }{
 		{"alibi", "yarn", "extension yarn applies to rope runs, not alibi; for alibi use interp"},
-		{"rope", "interp", "extension interp applies to alibi runs, not rope; for rope use pi, ntk, yarn"},
+		{"rope", "interp", "extension interp applies to alibi runs, not rope; for rope use pi, ntk, dynamic-ntk, yarn"},
 		{"sinusoidal", "pi", "extension pi applies to rope runs, not sinusoidal; no extension applies to sinusoidal"},
 	} {
 		_, err := ExtensionFor(c.scheme, c.name)
@@ -106,5 +106,29 @@ func TestExtensionRegistry(t *testing.T) {
 	}
 	if err := RegisterExtension(RopePI{}); err == nil {
 		t.Error("registering pi twice: no error")
+	}
+}
+
+// Dynamic NTK is NTK at the factor of the current length, max(1, n/L).
+func TestDynamicNTK(t *testing.T) {
+	var e Extension = RopeDynamicNTK{}
+	if _, ok := e.(DynamicExtension); !ok || e.Name() != "dynamic-ntk" || e.Scheme() != "rope" {
+		t.Fatalf("%T: not a dynamic rope extension named dynamic-ntk", e)
+	}
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{{1, 1}, {128, 1}, {129, 129.0 / 128}, {512, 4}} {
+		f := DynamicFactor(c.n, 128)
+		if f != c.want {
+			t.Errorf("factor at %d: %v, want %v", c.n, f, c.want)
+		}
+		got, _ := RopeDynamicNTK{}.Rotary(32, 128, 10000, f)
+		want, _ := RopeNTK{}.Rotary(32, 128, 10000, f)
+		for k := range want {
+			if got[k] != want[k] {
+				t.Errorf("n %d: theta_%d %v, ntk %v", c.n, k, got[k], want[k])
+			}
+		}
 	}
 }
