@@ -178,7 +178,7 @@ func Passkey(m *model.Model, filler []byte, o PasskeyOptions) (PasskeyResult, er
 	s := &cachedScorer{m: m, cache: m.NewCache(1), chunk: o.Chunk}
 	defer s.close()
 	res, err := scorePasskey(s, m.Config.Vocab, m.Config.TrainLen, filler, o)
-	res.Pos = m.Config.Pos
+	res.Pos = m.Config.Label()
 	if e, f := m.Extension(); e != nil {
 		res.Extend, res.ExtendFactor = e.Name(), f
 	}

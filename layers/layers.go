@@ -42,6 +42,10 @@ type MultiHeadAttention struct {
 	// RopeScaling changes the rotation of a Rotary layer (an
 	// evaluation-time extension); its zero value is plain Rope.
 	RopeScaling RopeScaling
+	// LogitScale, when not nil, holds one learned scale s_h per head
+	// (heads): every query is multiplied by s_h·ln(n), n the keys it sees
+	// (LogLengthScale), after any rotation.
+	LogitScale *G.Node
 }
 
 // Forward attends over x (batch*cfg.QueryLen, D) rows; biasParams are the
@@ -67,6 +71,15 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 			pos = cfg.Cache.pos
 		}
 		if qkv, err = ropeCached(qkv, a.Heads, cfg.QueryLen, pos, a.RopeScaling, cfg.Cache); err != nil {
+			return nil, err
+		}
+	}
+	if a.LogitScale != nil {
+		var pos *Positions
+		if cfg.Cache != nil {
+			pos = cfg.Cache.pos
+		}
+		if qkv, err = LogLengthScale(qkv, a.LogitScale, a.Heads, cfg.QueryLen, pos); err != nil {
 			return nil, err
 		}
 	}

@@ -56,7 +56,31 @@ type Config struct {
 	Pos      string `yaml:"pos" json:"pos"`
 	TrainLen int    `yaml:"train_len" json:"train_len"`
 	Seed     uint64 `yaml:"seed" json:"seed"`
+	// LogitScale is "log-length" for log-length scaling of every layer's
+	// attention logits (layers.LogLengthScale, with a learned scale per
+	// head and layer), or "none" (or empty, the default): the model
+	// without it, bit for bit.
+	LogitScale string `yaml:"logit_scale,omitempty" json:"logit_scale,omitempty"`
 }
+
+// LogitScale values.
+const (
+	LogitScaleNone      = "none"
+	LogitScaleLogLength = "log-length"
+)
+
+// Label names the model's attention variant for reports: the position
+// scheme, followed by "+log-length" with log-length scaling ("alibi",
+// "rope+log-length").
+func (c Config) Label() string {
+	if c.logLength() {
+		return c.Pos + "+" + LogitScaleLogLength
+	}
+	return c.Pos
+}
+
+// logLength reports whether the model scales its logits by log-length.
+func (c Config) logLength() bool { return c.LogitScale == LogitScaleLogLength }
 
 // Validate reports the first invalid field by its config key.
 func (c Config) Validate() error {
@@ -73,6 +97,11 @@ func (c Config) Validate() error {
 	}
 	if c.DModel%c.NHeads != 0 {
 		return fmt.Errorf("model.d_model (%d) must be divisible by model.n_heads (%d)", c.DModel, c.NHeads)
+	}
+	switch c.LogitScale {
+	case "", LogitScaleNone, LogitScaleLogLength:
+	default:
+		return fmt.Errorf("model.logit_scale: %q is not none or log-length", c.LogitScale)
 	}
 	s, err := position.Lookup(c.Pos)
 	if err != nil {

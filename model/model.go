@@ -262,6 +262,9 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
 			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
 		attn.RopeScaling = rope
+		if cfg.logLength() {
+			attn.LogitScale = p(nameLogitScale)
+		}
 		scheme, biasParams, err := m.positionBias(g, l, param, &buffer, length, cache != nil)
 		if err != nil {
 			return nil, err
@@ -510,6 +513,9 @@ func (m *Model) EvalGraphBytes(batch, length int) int64 {
 	c := m.Config
 	d, f, v, l := int64(c.DModel), int64(c.DFF), int64(c.Vocab), int64(c.NLayers)
 	perToken := 16 + 4*d + l*(40*d+8*f+32) + 4*d + 16 + 4*v
+	if c.logLength() {
+		perToken += l * 12 * d // the scaled copy of qkv
+	}
 	n := int64(batch) * int64(length)
 	total := n * perToken
 	if m.foldsFirstLayer(int(n), false) {

@@ -94,6 +94,21 @@ func prod(s []int) int {
 // Weight names.
 func layerName(l int, part string) string { return fmt.Sprintf("layers.%d.%s", l, part) }
 
+// nameLogitScale is a layer's scales of log-length scaling (model.logit_scale).
+const nameLogitScale = "attn.logit_scale"
+
+// logitScaleInit returns the log-length scales' start, 1/ln(train_len) for
+// every head: the factor s·ln(n) is 1 for a query that sees train_len keys.
+func logitScaleInit(cfg Config) func(*rand.Rand) []float32 {
+	return func(*rand.Rand) []float32 {
+		s := make([]float32, cfg.NHeads)
+		for h := range s {
+			s[h] = float32(1 / math.Log(float64(cfg.TrainLen)))
+		}
+		return s
+	}
+}
+
 const (
 	nameTokEmb = "tok_emb.weight"
 	nameLNfW   = "ln_f.weight"
@@ -132,6 +147,9 @@ func shapes(cfg Config) []weightSpec {
 		for _, p := range scheme.LayerParams(shape) {
 			specs = append(specs, positionSpec(layerName(l, p.Name), p))
 		}
+		if cfg.logLength() {
+			specs = append(specs, weightSpec{name: layerName(l, nameLogitScale), shape: []int{cfg.NHeads}, init: logitScaleInit(cfg)})
+		}
 	}
 	return append(specs, weightSpec{name: nameLNfW, shape: []int{d}, std: -1}, weightSpec{name: nameLNfB, shape: []int{d}, std: 0},
 		weightSpec{name: nameHead, shape: []int{d, cfg.Vocab}, std: 0.02})
@@ -161,7 +179,8 @@ func positionSpec(name string, p position.ParamSpec) weightSpec {
 //   - the position scheme's parameters by its position.ParamSpec.Init, for
 //     the built-in schemes as their papers' code: T5's table N(0, d^-1/2),
 //     KERPLE's r1 ~ U(0, 2) and r2 ~ U(0, 1), FIRE's MLP as PyTorch's
-//     nn.Linear with c = 0.1 and L = train_len (see layers).
+//     nn.Linear with c = 0.1 and L = train_len (see layers),
+//   - with logit_scale log-length, each layer's scales 1/ln(train_len).
 //
 // cfg must be valid (Config.Validate): it panics for a pos that names no
 // registered scheme.

@@ -225,7 +225,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var report eval.Report
 	for _, j := range jobs {
 		cfg := j.r.Model.Config
-		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor}
+		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Label(), TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor}
 		for _, l := range j.lengths {
 			res, err := eval.Perplexity(j.r.Model, j.tokens, opts(l))
 			if err != nil {
@@ -240,7 +240,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			if report.Attention == nil {
 				report.Attention = &eval.AttentionReport{}
 			}
-			ar := eval.AttentionRun{Run: j.r.Name, Pos: cfg.Pos, TrainLen: cfg.TrainLen}
+			ar := eval.AttentionRun{Run: j.r.Name, Pos: cfg.Label(), TrainLen: cfg.TrainLen}
 			for _, l := range j.lengths {
 				o := opts(l)
 				o.Stride = 0

@@ -96,7 +96,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if set["extend-factor"] && !(*extendFactor >= 1) {
 		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
 	}
-	scheme := trained.Model.Config.Pos
+	scheme := trained.Model.Config.Label()
 	if *extend != "" {
 		f := *extendFactor
 		e, _ := position.LookupExtension(*extend) // an unknown name: Extend says so below

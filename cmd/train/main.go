@@ -78,9 +78,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}()
 	terminal := cli.IsTerminal(stderr)
 	if *resume {
-		fmt.Fprintf(stderr, "resuming %s (pos %s, seed %d, %d steps)\n", cfg.RunDir(), cfg.Model.Pos, cfg.Model.Seed, cfg.Train.Steps)
+		fmt.Fprintf(stderr, "resuming %s (pos %s, seed %d, %d steps)\n", cfg.RunDir(), cfg.Model.Label(), cfg.Model.Seed, cfg.Train.Steps)
 	} else {
-		fmt.Fprintf(stderr, "training %s (pos %s, seed %d, %d steps) into %s\n", *configPath, cfg.Model.Pos, cfg.Model.Seed, cfg.Train.Steps, cfg.RunDir())
+		fmt.Fprintf(stderr, "training %s (pos %s, seed %d, %d steps) into %s\n", *configPath, cfg.Model.Label(), cfg.Model.Seed, cfg.Train.Steps, cfg.RunDir())
 	}
 	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal,
 		CorpusProgress: cli.CorpusProgress(stderr, terminal), Unlocked: *noLock})
