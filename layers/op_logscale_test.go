@@ -48,7 +48,9 @@ func TestLogLengthScaleValues(t *testing.T) {
 	s := []float64{0.5, 2}
 	pos := NewPositions(2)
 	pos.Lengths[0], pos.Lengths[1] = 0, 10
-	out := run(t, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) { return LogLengthScale(in[0], in[1], heads, qLen, pos) },
+	out := run(t, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return LogLengthScale(in[0], in[1], heads, qLen, pos)
+	},
 		tensor.New(tensor.WithShape(2*qLen, 3*heads*dh), tensor.WithBacking(append([]float64(nil), x...))),
 		tensor.New(tensor.WithShape(heads), tensor.WithBacking(s)))
 	w := 3 * heads * dh
