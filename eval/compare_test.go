@@ -75,3 +75,45 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("plot: %v", err)
 	}
 }
+
+// Buckets of the losses by position: log-spaced, NaN left out, an empty
+// bucket null; a compact result's JSON has the buckets and no array, and
+// reads back.
+func TestBucketPositions(t *testing.T) {
+	nan := math.NaN()
+	loss := []float64{1, 2, 3, 5, nan, 7, nan, nan, 9, 9, 9}
+	got := BucketPositions(loss)
+	want := []struct {
+		from, to int
+		loss     float64 // NaN: null
+	}{{0, 1, 1}, {1, 2, 2}, {2, 4, 4}, {4, 8, 7}, {8, 11, 9}}
+	if len(got) != len(want) {
+		t.Fatalf("%d buckets, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.From != w.from || g.To != w.to || g.Loss == nil || *g.Loss != w.loss {
+			t.Errorf("bucket %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if b := BucketPositions([]float64{1, nan, nan}); len(b) != 3 || b[1].Loss != nil || b[2].Loss != nil {
+		t.Errorf("a bucket with no scored position: %+v", b)
+	}
+	x := Result{Len: 11, PPL: 3, PositionLoss: loss}.Compact()
+	js, err := json.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), "position_loss") || !strings.Contains(string(js), `"position_buckets":[{"from":0,"to":1,"loss":1}`) {
+		t.Errorf("compact JSON: %s", js)
+	}
+	var back Result
+	if err := json.Unmarshal(js, &back); err != nil || back.PositionLoss != nil || len(back.PositionBuckets) != 5 || back.PPL != 3 {
+		t.Errorf("read back: %+v, %v", back, err)
+	}
+	// The full form is unchanged.
+	full, _ := json.Marshal(Result{Len: 2, PositionLoss: []float64{1, nan}})
+	if !strings.Contains(string(full), `"position_loss":[1,null]`) || strings.Contains(string(full), "buckets") {
+		t.Errorf("full JSON: %s", full)
+	}
+}

@@ -70,6 +70,9 @@ type Result struct {
 	TokensPerSecond float64   `json:"tokens_per_second"`
 	PeakRSSBytes    int64     `json:"peak_rss_bytes"`
 	PositionLoss    []float64 `json:"position_loss"` // mean nats at each position inside the window
+	// PositionBuckets, in a Compact result, replace PositionLoss with its
+	// log-spaced buckets.
+	PositionBuckets []PositionBucket `json:"position_buckets,omitempty"`
 }
 
 // Perplexity scores tokens (a stream, one byte per token, such as

@@ -67,6 +67,12 @@ func (x Result) MarshalJSON() ([]byte, error) {
 			pl[i] = &x.PositionLoss[i]
 		}
 	}
+	if x.PositionLoss == nil && x.PositionBuckets != nil { // Compact
+		return json.Marshal(struct {
+			plain
+			PositionLoss []*float64 `json:"position_loss,omitempty"`
+		}{plain(x), nil})
+	}
 	return json.Marshal(struct {
 		plain
 		PositionLoss []*float64 `json:"position_loss"`
@@ -84,6 +90,9 @@ func (x *Result) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*x = Result(aux.plain)
+	if aux.PositionLoss == nil && x.PositionBuckets != nil { // Compact
+		return nil
+	}
 	x.PositionLoss = make([]float64, len(aux.PositionLoss))
 	for i, v := range aux.PositionLoss {
 		x.PositionLoss[i] = math.NaN()

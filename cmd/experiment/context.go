@@ -56,7 +56,9 @@ func strideResults(c cell, o options) (eval.RunReport, error) {
 
 // write saves context.json and context.png in dir.
 func (c contextReport) write(dir string) error {
-	b, err := json.MarshalIndent(c, "", "  ")
+	compact := c
+	compact.Strides = c.Strides.Compact() // the full arrays stay in each run's eval.json
+	b, err := json.MarshalIndent(compact, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,14 @@ func TestExperimentExtend(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
+	// The report keeps the losses by position in buckets, each run's
+	// eval.json the full arrays.
+	if strings.Contains(string(b), "position_loss") || !strings.Contains(string(b), "position_buckets") {
+		t.Errorf("report.json does not hold bucketed losses by position")
+	}
+	if ev, err := os.ReadFile(filepath.Join(out, "alibi", "eval.json")); err != nil || !strings.Contains(string(ev), "position_loss") {
+		t.Errorf("eval.json lacks the full losses by position: %v", err)
+	}
 	ppl := map[string][2]float64{}
 	var order []string
 	for _, r := range rep.Runs {

@@ -159,7 +159,9 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 	}
 	cmp := eval.Compare(runs)
 	var js bytes.Buffer
-	if err := cmp.WriteJSON(&js); err != nil {
+	// report.json holds the losses by position in log-spaced buckets; the
+	// full arrays stay in each run's eval.json.
+	if err := cmp.Compact().WriteJSON(&js); err != nil {
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
