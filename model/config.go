@@ -79,6 +79,17 @@ func (c Config) Label() string {
 	return c.Pos
 }
 
+// ApplyLabel sets the config from a Label: the scheme, and log-length
+// scaling when the label ends in "+log-length" (without the suffix the
+// config's own logit_scale stays).
+func (c *Config) ApplyLabel(label string) {
+	if pos, ok := strings.CutSuffix(label, "+"+LogitScaleLogLength); ok {
+		c.Pos, c.LogitScale = pos, LogitScaleLogLength
+		return
+	}
+	c.Pos = label
+}
+
 // logLength reports whether the model scales its logits by log-length.
 func (c Config) logLength() bool { return c.LogitScale == LogitScaleLogLength }
 

@@ -86,7 +86,7 @@ func attentionResults(c cell, o options) (eval.AttentionRun, error) {
 	if err != nil {
 		return eval.AttentionRun{}, err
 	}
-	ar := eval.AttentionRun{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, TrainLen: c.cfg.Model.TrainLen}
+	ar := eval.AttentionRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), TrainLen: c.cfg.Model.TrainLen}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[l]
 		if !ok {

@@ -36,7 +36,7 @@ func strideResults(c cell, o options) (eval.RunReport, error) {
 	if err != nil {
 		return eval.RunReport{}, err
 	}
-	rr := eval.RunReport{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, TrainLen: c.cfg.Model.TrainLen}
+	rr := eval.RunReport{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), TrainLen: c.cfg.Model.TrainLen}
 	for _, l := range o.lengths(c.cfg) {
 		seen := map[int]bool{}
 		for _, spec := range o.strides {

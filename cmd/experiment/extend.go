@@ -9,6 +9,7 @@ import (
 
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers/position"
+	"github.com/alibi-go/alibi/model"
 )
 
 // parseExtends reads --extend, scheme:method pairs, into o.extends: each
@@ -28,7 +29,9 @@ func (o *options) parseExtends() error {
 		if !slices.Contains(o.schemes, scheme) {
 			return fmt.Errorf("--extend %s: %s is not one of --pos", f, scheme)
 		}
-		if _, err := position.ExtensionFor(scheme, method); err != nil {
+		var m model.Config
+		m.ApplyLabel(scheme)
+		if _, err := position.ExtensionFor(m.Pos, method); err != nil {
 			return fmt.Errorf("--extend %s: %v", f, err)
 		}
 		if slices.Contains(seen, f) {
@@ -84,7 +87,7 @@ func extendedRun(r eval.TrainedRun, c cell, method string, o options) (eval.Trai
 		return eval.TrainedRun{}, err
 	}
 	v := r
-	v.Pos = r.Pos + "+" + method
+	v.Pos = r.Pos + "+" + method // r.Pos is the run's Label
 	v.Run = r.Run + " +" + method
 	v.Results = nil
 	for _, l := range o.lengths(c.cfg) {

@@ -74,3 +74,28 @@ func TestExperimentExtend(t *testing.T) {
 		t.Errorf("second call evaluated an extension again:\n%s", e.String())
 	}
 }
+
+// --pos alibi+log-length trains the scheme with log-length scaling, in a
+// directory and a report column of its own.
+func TestExperimentLogLength(t *testing.T) {
+	cfg, out := setup(t)
+	args := []string{"--config", cfg, "--pos", "alibi,alibi+log-length", "--out", out, "--mults", "1,2", "--max-tokens", "100"}
+	var o, e bytes.Buffer
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	if !strings.Contains(o.String(), "alibi+log-length") {
+		t.Errorf("report lacks the log-length column:\n%s", o.String())
+	}
+	b, err := os.ReadFile(filepath.Join(out, "alibi+log-length", "config.yaml"))
+	if err != nil || !strings.Contains(string(b), "logit_scale: log-length") || !strings.Contains(string(b), "pos: alibi") {
+		t.Errorf("the log-length run's config: %s, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "alibi", "config.yaml")); strings.Contains(string(b), "logit_scale") {
+		t.Errorf("the plain run has logit_scale:\n%s", b)
+	}
+	e.Reset()
+	if code := command([]string{"--config", cfg, "--pos", "alibi+sqrt", "--out", out}, &o, &e); code == 0 || !strings.Contains(e.String(), "--pos") {
+		t.Errorf("--pos alibi+sqrt: exit %d, %s", code, e.String())
+	}
+}

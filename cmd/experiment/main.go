@@ -140,7 +140,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, l := range o.lengths(cfg) {
 			if err := eval.CheckMemory(m, len(val), o.evalOptions(l, stderr, false)); err != nil {
-				return fail("%s: %v; lower --batch-tokens or --mults", c.cfg.Model.Pos, err)
+				return fail("%s: %v; lower --batch-tokens or --mults", c.label, err)
 			}
 		}
 	}
@@ -191,11 +191,12 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	}
 	for _, p := range strings.Split(o.posList, ",") {
 		c := cfg
-		c.Model.Pos = strings.TrimSpace(p)
+		label := strings.TrimSpace(p)
+		c.Model.ApplyLabel(label) // alibi, or alibi+log-length
 		if err := c.Validate(); err != nil {
 			return fmt.Errorf("--pos: %v", err)
 		}
-		o.schemes = append(o.schemes, c.Model.Pos)
+		o.schemes = append(o.schemes, label)
 	}
 	if o.seedList != "" {
 		for _, f := range strings.Split(o.seedList, ",") {
@@ -292,6 +293,9 @@ func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Option
 type cell struct {
 	cfg  train.Config
 	seed uint64
+	// label is the run's --pos entry: its scheme, and +log-length for
+	// log-length scaling (model.Config.Label).
+	label string
 }
 
 // grid lists the runs, schemes first and seeds within them, in a fixed
@@ -305,7 +309,8 @@ func grid(cfg train.Config, o options) []cell {
 		}
 		for _, s := range seeds {
 			c := cfg
-			c.Model.Pos, c.Model.Seed, c.Name = pos, s, pos
+			c.Model.ApplyLabel(pos)
+			c.Model.Seed, c.Name = s, pos
 			c.Out = filepath.Join(o.out, pos)
 			if s != cfg.Model.Seed {
 				// The config's own seed keeps the plain directory, so that
@@ -313,7 +318,7 @@ func grid(cfg train.Config, o options) []cell {
 				c.Name = fmt.Sprintf("%s-seed%d", pos, s)
 				c.Out = filepath.Join(o.out, c.Name)
 			}
-			cells = append(cells, cell{cfg: c, seed: s})
+			cells = append(cells, cell{cfg: c, seed: s, label: pos})
 		}
 	}
 	return cells
@@ -408,7 +413,7 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 			return err
 		}
 	}
-	for _, method := range o.extends[c.cfg.Model.Pos] {
+	for _, method := range o.extends[c.label] {
 		if val == nil {
 			if val, err = r.ValidationTokens(cli.CorpusProgress(stderr, terminal)); err != nil {
 				return err

@@ -136,7 +136,7 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 			passkey.Runs = append(passkey.Runs, *pk)
 		}
 		runs = append(runs, r)
-		for _, method := range o.extends[c.cfg.Model.Pos] {
+		for _, method := range o.extends[c.label] {
 			v, err := extendedRun(r, c, method, o)
 			if err != nil {
 				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
@@ -208,7 +208,7 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
-	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Pos, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
+	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
 		Steps: s.Steps, TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
 		PeakRSSBytes: s.PeakRSSBytes, Loss: loss,
 		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
