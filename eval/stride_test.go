@@ -62,3 +62,21 @@ func TestShortestSliding(t *testing.T) {
 		}
 	}
 }
+
+// The speed table lists every sliding evaluation, by length and then from
+// the longest stride down, with its scored tokens/s and wall time.
+func TestSweepSpeedMarkdown(t *testing.T) {
+	r := Report{Runs: []RunReport{{Pos: "alibi", Results: []Result{
+		{Len: 128, Protocol: NonOverlap, TokensPerSecond: 50000},
+		{Len: 128, Protocol: Sliding, Stride: 1, TokensPerSecond: 250, WallSeconds: 32.5},
+		{Len: 128, Protocol: Sliding, Stride: 64, TokensPerSecond: 30000, WallSeconds: 0.3},
+	}}}}
+	var b strings.Builder
+	if err := r.SweepSpeedMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "| eval length | stride | alibi |\n|---|---|---|\n| 128 | 64 | 30000 (0.3 s) |\n| 128 | 1 | 250 (32.5 s) |\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -80,6 +80,50 @@ func (r Report) SweepMarkdown(w io.Writer) error {
 	return err
 }
 
+// SweepSpeedMarkdown writes the speed of the sweep's sliding evaluations:
+// one row per length and sliding stride, one column per run, each cell the
+// scored tokens per second and the wall time.
+func (r Report) SweepSpeedMarkdown(w io.Writer) error {
+	type key struct{ len, stride int }
+	var keys []key
+	seen := map[key]bool{}
+	for _, run := range r.Runs {
+		for _, x := range run.Results {
+			if k := (key{x.Len, x.Stride}); x.Protocol == Sliding && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].len != keys[j].len {
+			return keys[i].len < keys[j].len
+		}
+		return keys[i].stride > keys[j].stride
+	})
+	var b strings.Builder
+	b.WriteString("| eval length | stride |")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, " %s |", run.Pos)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(r.Runs)) + "\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "| %d | %d |", k.len, k.stride)
+		for _, run := range r.Runs {
+			cell := " – |"
+			for _, x := range run.Results {
+				if x.Protocol == Sliding && x.Len == k.len && x.Stride == k.stride {
+					cell = fmt.Sprintf(" %.0f (%.1f s) |", x.TokensPerSecond, x.WallSeconds)
+				}
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // sweepPlot is the panel of a stride sweep: perplexity against length for
 // every run, solid for non-overlapping windows and dashed for the shortest
 // stride.
@@ -128,6 +172,56 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 	return p, nil
 }
 
+// slidingPositionPlot is the panel of the loss by position at each run's
+// longest length, with non-overlapping windows (solid) and with the longest
+// sliding stride (dashed: the positions it scores, from len-stride on, each
+// with at least len-stride tokens of context); nil when no run has a
+// sliding stride longer than one token.
+func (r Report) slidingPositionPlot() (*plot.Plot, error) {
+	p := positionPanel()
+	p.Title.Text = "Loss by position (longest length): non-overlapping (solid), longest sliding stride (dashed)"
+	drawn := false
+	for i, run := range r.Runs {
+		var plain, sliding *Result
+		for j, x := range run.Results {
+			switch {
+			case x.Protocol == NonOverlap && (plain == nil || x.Len > plain.Len):
+				plain = &run.Results[j]
+			case x.Protocol == Sliding && x.Stride > 1 && (sliding == nil || x.Len > sliding.Len || x.Len == sliding.Len && x.Stride > sliding.Stride):
+				sliding = &run.Results[j]
+			}
+		}
+		if sliding == nil {
+			continue
+		}
+		for k, x := range []*Result{plain, sliding} {
+			if x == nil || (k == 0 && x.Len != sliding.Len) {
+				continue
+			}
+			pts := smoothPositions(x.PositionLoss)
+			if len(pts) == 0 {
+				continue
+			}
+			line, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, line.Width = seriesColor(i), vg.Points(1.5)
+			if k == 1 {
+				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			} else {
+				p.Legend.Add(fmt.Sprintf("%s, len %d", run.Pos, x.Len), line)
+			}
+			p.Add(line)
+			drawn = true
+		}
+	}
+	if !drawn {
+		return nil, nil
+	}
+	return p, nil
+}
+
 // shortestSliding returns, for every length with a sliding result, the one
 // of the shortest stride, by length: a stride given as a fraction of the
 // length (1/k) differs from length to length, so the shortest overall would
@@ -158,6 +252,15 @@ func ContextPlot(path string, sweep Report, passkey PasskeyReport, attention Att
 			return err
 		}
 		panels = append(panels, p)
+	}
+	if len(sweep.Runs) > 0 {
+		p, err := sweep.slidingPositionPlot()
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			panels = append(panels, p)
+		}
 	}
 	if len(passkey.Runs) > 0 {
 		p, err := passkey.accuracyPlot()

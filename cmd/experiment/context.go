@@ -81,6 +81,9 @@ func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options)
 			"token after the first window is predicted from at least len-S+1 tokens (stride 1: exactly the len tokens before it), so a scheme that uses a longer context "+
 			"gets better as the length grows, and one that only survives it stays flat.\n\n", scored, o.strideList)
 		c.Strides.SweepMarkdown(b)
+		b.WriteString("\nScored tokens per second of each sliding evaluation (and its wall time): a window that scores S tokens runs its last layer " +
+			"and the head on those S rows alone, the other layers on every row. Timings are those of the run, on whatever else the machine was doing.\n\n")
+		c.Strides.SweepSpeedMarkdown(b)
 		b.WriteString("\n")
 	}
 	if len(c.Attention.Runs) > 0 {
