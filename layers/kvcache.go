@@ -117,6 +117,20 @@ func (c *KVCache) reserve(b, n, need int) {
 	c.k[b], c.v[b], c.rows[b] = k, v, rows
 }
 
+// putRows copies, for qLen rows of width 3d (as the attention op receives
+// them), the d columns from col on into sequence b's head blocks dst (its
+// keys, values or unrotated keys), after its n cached rows.
+func (c *KVCache) putRows(dst []float32, b, n int, rows []float32, qLen, col int) {
+	d, dh, hs := c.d, c.dHead, c.rows[b]*c.dHead
+	for i := 0; i < qLen; i++ {
+		row := rows[i*3*d : (i+1)*3*d]
+		for h := 0; h < c.heads; h++ {
+			at := h*hs + (n+i)*dh
+			copy(dst[at:at+dh], row[col+h*dh:])
+		}
+	}
+}
+
 // rotateKeys prepares the cache of a layer with dynamic rotary frequencies
 // for qLen new rows per selected sequence, qkv holding them before
 // rotation: it keeps their unrotated keys, and when a sequence's factor
@@ -150,14 +164,7 @@ func (c *KVCache) rotateKeys(qkv []float32, qLen int, factors []float64, tabs []
 			c.raw[b] = make([]float32, len(c.k[b]))
 		}
 		hs := c.rows[b] * dh
-		rows := qkv[r*qLen*3*d:]
-		for i := 0; i < qLen; i++ {
-			row := rows[i*3*d : (i+1)*3*d]
-			for h := 0; h < c.heads; h++ {
-				at := h*hs + (n+i)*dh
-				copy(c.raw[b][at:at+dh], row[d+h*dh:])
-			}
-		}
+		c.putRows(c.raw[b], b, n, qkv[r*qLen*3*d:], qLen, d)
 		if n > 0 && c.rotOf[b] != factors[r] {
 			tab := tabs[r]
 			for h := 0; h < c.heads; h++ {
@@ -200,14 +207,8 @@ func (c *KVCache) store(qkv, out []float32, qLen, scored int) ([]flash.Seq[float
 		c.reserve(b, n, n+qLen)
 		hs := c.rows[b] * dh
 		rows := qkv[r*qLen*3*d:]
-		for i := 0; i < qLen; i++ {
-			row := rows[i*3*d : (i+1)*3*d]
-			for h := 0; h < c.heads; h++ {
-				at := h*hs + (n+i)*dh
-				copy(c.k[b][at:at+dh], row[d+h*dh:])
-				copy(c.v[b][at:at+dh], row[2*d+h*dh:])
-			}
-		}
+		c.putRows(c.k[b], b, n, rows, qLen, d)
+		c.putRows(c.v[b], b, n, rows, qLen, 2*d)
 		seqs[r] = flash.Seq[float32]{Q: rows, K: c.k[b], V: c.v[b], O: out[r*qLen*d:],
 			LdQ: 3 * d, LdK: dh, LdV: dh, LdO: d, Offset: n, HK: hs, HV: hs}
 		if scored > 0 { // only the last scored new rows are queries
