@@ -53,3 +53,37 @@ func BenchmarkStride1(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExtensions evaluates the tiny model's shape (random weights) at
+// 4x its training length, plain and under every evaluation-time extension
+// of its scheme, and reports tokens/s: what an extension costs.
+func BenchmarkExtensions(b *testing.B) {
+	toks := stream(8193)
+	for _, c := range []struct{ pos, method string }{
+		{model.PosRoPE, ""}, {model.PosRoPE, "pi"}, {model.PosRoPE, "ntk"}, {model.PosRoPE, "dynamic-ntk"}, {model.PosRoPE, "yarn"},
+		{model.PosALiBi, ""}, {model.PosALiBi, "interp"},
+	} {
+		m, err := model.New(model.Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: c.pos, TrainLen: 128, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Extend(c.method, 0); err != nil {
+			b.Fatal(err)
+		}
+		name := c.pos
+		if c.method != "" {
+			name += "+" + c.method
+		}
+		b.Run(name, func(b *testing.B) {
+			var scored int
+			for i := 0; i < b.N; i++ {
+				r, err := Perplexity(m, toks, Options{Len: 512})
+				if err != nil {
+					b.Fatal(err)
+				}
+				scored += r.Tokens
+			}
+			b.ReportMetric(float64(scored)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

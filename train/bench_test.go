@@ -30,7 +30,7 @@ func BenchmarkTrainTiny(b *testing.B) {
 // scheme, one sub-benchmark each; with -count N the schemes alternate N
 // times, so that drift in the machine's speed hits them alike.
 func BenchmarkTrainStepSchemes(b *testing.B) {
-	for _, pos := range model.Schemes() {
+	for _, pos := range append(model.Schemes(), "alibi+log-length", "rope+log-length") {
 		b.Run(pos, func(b *testing.B) { benchTrainStep(b, pos) })
 	}
 }
@@ -42,14 +42,15 @@ func BenchmarkTrainStepSchemes(b *testing.B) {
 func BenchmarkTrainStepTiny(b *testing.B) { benchTrainStep(b, "") }
 
 // benchTrainStep times the training step of the tiny config with the
-// position scheme pos ("" for the config's own).
+// position scheme pos, a model.Config label such as alibi+log-length ("" for
+// the config's own).
 func benchTrainStep(b *testing.B, pos string) {
 	cfg, err := LoadConfig("../configs/tiny.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
 	if pos != "" {
-		cfg.Model.Pos = pos
+		cfg.Model.ApplyLabel(pos)
 	}
 	corpus, trainTok, _, err := LoadData(cfg, nil)
 	if err != nil {
