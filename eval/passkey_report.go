@@ -58,9 +58,40 @@ func (r PasskeyReport) Markdown(w io.Writer) error {
 	for _, run := range r.Runs {
 		b.WriteString(" " + effectiveCell(run) + " |")
 	}
-	b.WriteString("\n")
+	b.WriteString("\n\nThe same accuracy by depth of the key statement (correct episodes of those at each depth), which tells a failure at a " +
+		"distance from one at an absolute position: at a given distance, a deeper statement makes a longer prompt.\n\n| distance |")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, " %s by depth %s |", run.Scheme(), depthsLabel(run.Depths))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(r.Runs)) + "\n")
+	for _, d := range distances {
+		fmt.Fprintf(&b, "| %d |", d)
+		for _, run := range r.Runs {
+			cell := " – |"
+			for _, p := range run.Points {
+				if p.Distance == d {
+					var parts []string
+					for _, x := range p.ByDepth {
+						parts = append(parts, fmt.Sprintf("%d/%d", x.Correct, x.Episodes))
+					}
+					cell = " " + strings.Join(parts, ", ") + " |"
+				}
+			}
+			b.WriteString(cell)
+		}
+		b.WriteString("\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// depthsLabel lists depths as "(0, 0.5, 1)".
+func depthsLabel(depths []float64) string {
+	parts := make([]string, len(depths))
+	for i, d := range depths {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // effectiveCell is a run's effective context length as a table cell.

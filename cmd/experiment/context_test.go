@@ -23,6 +23,7 @@ func TestExperimentContextLenses(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e.String())
 	}
 	for _, want := range []string{"## Does the model use the context?", "### Retrieval at a distance (passkey)", "| 40 |", "| 60 |",
+		"| distance | alibi by depth (0, 0.5, 1) | rope by depth (0, 0.5, 1) |",
 		"effective context", "--passkey 40,60 --passkey-episodes 2",
 		"### Stride sweep", "| 8 (1x L) | non-overlapping |", "| 8 (1x L) | stride 4 (len/2) |", "| 16 (2x L) | stride 1 |", "--strides 1/2,1/8,1tok", "| 16 (2x L) | stride 2 (len/8) |",
 		"### Attention past L", "| 16 | 0 |", "--attention-stats"} {
