@@ -34,6 +34,13 @@ type AttentionConfig struct {
 	// attention rows, per head (see AttentionStats): the op adds to it on
 	// each run.
 	Stats *AttentionStats
+	// Gate, when not nil, is the Forgetting Transformer's data-dependent
+	// bias: a (batch*QueryLen, Heads) node of prefix sums c (ForgetGate),
+	// of which the kernel adds c_i - c_j to the score of query i on key j,
+	// with no (T, T) array. It is the op's last input; its gradient flows
+	// back through it. With a Cache, the cache keeps the sums of the earlier
+	// tokens.
+	Gate *G.Node
 }
 
 // AttentionStats are per-head statistics of attention distributions,
@@ -88,6 +95,14 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 		inputs = append(inputs, params)
 		types = append(types, tt(params.Dims(), tvA))
 	}
+	if cfg.Gate != nil {
+		if gs := cfg.Gate.Shape(); len(gs) != 2 || gs[1] != cfg.Heads || gs[0] != qkv.Shape()[0] {
+			return nil, fmt.Errorf("attention: a gate of shape %v for qkv of %d rows and %d heads", gs, qkv.Shape()[0], cfg.Heads)
+		}
+		key += ", gate"
+		inputs = append(inputs, cfg.Gate)
+		types = append(types, tt(2, tvA))
+	}
 	if cfg.Cache != nil {
 		key += fmt.Sprintf(", cache=%p", cfg.Cache)
 	}
@@ -119,6 +134,7 @@ type attentionOp struct {
 	bias32  biasMemo[float32] // the kernel bias of the last call
 	bias64  biasMemo[float64]
 	dParams *tensor.Dense
+	dGate   *tensor.Dense // the gate's gradient, from the backward pass
 }
 
 // geometry returns the batch size and model width of qkv's shape.
@@ -152,8 +168,8 @@ func (o *attentionOp) queries() int {
 // attnCall gathers what both passes need: the inputs as dense tensors and
 // the geometry.
 type attnCall struct {
-	qkv, params *tensor.Dense
-	batch, d    int
+	qkv, params, gate *tensor.Dense
+	batch, d          int
 }
 
 func (o *attentionOp) inputs(vals []G.Value) (attnCall, error) {
@@ -166,8 +182,11 @@ func (o *attentionOp) inputs(vals []G.Value) (attnCall, error) {
 		return c, err
 	}
 	c.qkv = ds[0]
-	if len(ds) > 1 {
+	if o.cfg.PositionBias != nil {
 		c.params = ds[1]
+	}
+	if o.cfg.Gate != nil {
+		c.gate = ds[len(ds)-1]
 	}
 	c.batch, c.d, err = o.geometry(c.qkv.Shape())
 	return c, err
@@ -201,11 +220,20 @@ func (o *attentionOp) Do(vals ...G.Value) (G.Value, error) {
 // attnSeqs returns the kernel's sequence views: the packed rows of each
 // sequence, or the new rows against the cache.
 func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T], error) {
-	if o.cfg.Cache == nil && o.cfg.Scored > 0 {
-		return flash.LastRowSeqs(qkv, out, c.batch, o.cfg.QueryLen, o.cfg.Scored, c.d), nil
-	}
 	if o.cfg.Cache == nil {
-		return flash.PackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d), nil
+		var seqs []flash.Seq[T]
+		if o.cfg.Scored > 0 {
+			seqs = flash.LastRowSeqs(qkv, out, c.batch, o.cfg.QueryLen, o.cfg.Scored, c.d)
+		} else {
+			seqs = flash.PackedSeqs(qkv, out, c.batch, o.cfg.QueryLen, c.d)
+		}
+		if c.gate != nil {
+			gate := c.gate.Data().([]T)
+			for b := range seqs {
+				seqs[b].C, seqs[b].LdC = gate[b*o.cfg.QueryLen*o.cfg.Heads:], o.cfg.Heads
+			}
+		}
+		return seqs, nil
 	}
 	q32, ok := any(qkv).([]float32)
 	if !ok {
@@ -215,7 +243,11 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T]
 		return nil, fmt.Errorf("%s: %d sequences of width %d in %d heads are selected in the cache, the input has %d of width %d",
 			o.key, len(o.cfg.Cache.pos.active), o.cfg.Cache.d, o.cfg.Cache.heads, c.batch, c.d)
 	}
-	seqs, err := o.cfg.Cache.store(q32, any(out).([]float32), o.cfg.QueryLen, o.cfg.Scored)
+	var gate []float32
+	if c.gate != nil {
+		gate = c.gate.Data().([]float32)
+	}
+	seqs, err := o.cfg.Cache.store(q32, gate, any(out).([]float32), o.cfg.QueryLen, o.cfg.Scored)
 	return any(seqs).([]flash.Seq[T]), err
 }
 
@@ -251,12 +283,17 @@ func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
 	return nil
 }
 
-// DiffWRT: qkv always; the parameters when the scheme is trainable.
+// DiffWRT: qkv always; the parameters when the scheme is trainable; the
+// gate.
 func (o *attentionOp) DiffWRT(n int) []bool {
-	if n == 1 {
-		return []bool{true}
+	wrt := []bool{true}
+	if o.cfg.PositionBias != nil {
+		wrt = append(wrt, o.cfg.PositionBias.Trainable())
 	}
-	return []bool{true, o.cfg.PositionBias.Trainable()}
+	if o.cfg.Gate != nil {
+		wrt = append(wrt, true)
+	}
+	return wrt
 }
 
 // SymDiff returns the gradient of qkv (and of a trainable scheme's
@@ -268,10 +305,12 @@ func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 	o.keepLSE = true
 	b := &attentionGradOp{fwd: o}
 	types := []hm.Type{tt(2, tvA), tt(2, tvA), tt(2, tvA)}
+	// The backward op reads the forward's inputs (qkv, parameters, gate)
+	// after the output and its gradient.
 	in := G.Nodes{inputs[0], output, grad}
-	if len(inputs) > 1 {
-		types = append(types, tt(inputs[1].Dims(), tvA))
-		in = append(in, inputs[1])
+	for _, x := range inputs[1:] {
+		types = append(types, tt(x.Dims(), tvA))
+		in = append(in, x)
 	}
 	b.opBase = opBase{key: "AttentionGrad" + o.key[len("Attention"):], arity: len(in), typ: hm.NewFnType(append(types, tt(2, tvA))...)}
 	// The forward output is an input only to order the two: the lse must
@@ -280,20 +319,31 @@ func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 	if err != nil {
 		return nil, err
 	}
-	if len(inputs) == 1 {
-		return G.Nodes{dqkv}, nil
+	grads := G.Nodes{dqkv}
+	if o.cfg.PositionBias != nil {
+		var dp *G.Node
+		if o.cfg.PositionBias.Trainable() {
+			p := &attentionParamGradOp{fwd: o, gate: false}
+			p.opBase = opBase{key: "AttentionParamGrad" + o.key[len("Attention"):], arity: 2,
+				typ: hm.NewFnType(tt(inputs[1].Dims(), tvA), tt(2, tvA), tt(inputs[1].Dims(), tvA))}
+			if dp, err = G.ApplyOp(p, inputs[1], dqkv); err != nil {
+				return nil, err
+			}
+		}
+		grads = append(grads, dp)
 	}
-	if !o.cfg.PositionBias.Trainable() {
-		return G.Nodes{dqkv, nil}, nil
+	if o.cfg.Gate != nil {
+		gate := inputs[len(inputs)-1]
+		p := &attentionParamGradOp{fwd: o, gate: true}
+		p.opBase = opBase{key: "AttentionGateGrad" + o.key[len("Attention"):], arity: 2,
+			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA))}
+		dg, err := G.ApplyOp(p, gate, dqkv)
+		if err != nil {
+			return nil, err
+		}
+		grads = append(grads, dg)
 	}
-	p := &attentionParamGradOp{fwd: o}
-	p.opBase = opBase{key: "AttentionParamGrad" + o.key[len("Attention"):], arity: 2,
-		typ: hm.NewFnType(tt(inputs[1].Dims(), tvA), tt(2, tvA), tt(inputs[1].Dims(), tvA))}
-	dp, err := G.ApplyOp(p, inputs[1], dqkv)
-	if err != nil {
-		return nil, err
-	}
-	return G.Nodes{dqkv, dp}, nil
+	return grads, nil
 }
 
 // attentionGradOp computes d(qkv) from the saved lse, the forward output
@@ -318,8 +368,11 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	c := attnCall{qkv: ds[0]}
-	if len(ds) > 3 {
+	if o.fwd.cfg.PositionBias != nil {
 		c.params = ds[3]
+	}
+	if o.fwd.cfg.Gate != nil {
+		c.gate = ds[len(ds)-1]
 	}
 	if c.batch, c.d, err = o.fwd.geometry(c.qkv.Shape()); err != nil {
 		return nil, err
@@ -349,6 +402,17 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 	}
 	t := f.cfg.QueryLen
 	seqs := flash.PackedSeqs(qkv, out, c.batch, t, c.d)
+	grads := flash.PackedGrads(dout, dqkv, c.batch, t, c.d)
+	if c.gate != nil {
+		if f.dGate == nil || !f.dGate.Shape().Eq(c.gate.Shape()) || f.dGate.Dtype() != c.gate.Dtype() {
+			f.dGate = newLike(c.gate.Dtype(), c.gate.Shape()...)
+		}
+		gate, dGate, h := c.gate.Data().([]T), f.dGate.Data().([]T), f.cfg.Heads
+		for b := range seqs {
+			seqs[b].C, seqs[b].LdC = gate[b*t*h:], h
+			grads[b].DC, grads[b].LdDC = dGate[b*t*h:], h
+		}
+	}
 	bias := attnBias[T](f, c, t)
 	var biasGrad []T
 	if f.cfg.PositionBias != nil && f.cfg.PositionBias.Trainable() {
@@ -356,7 +420,7 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 		biasGrad = resize(biasGrad, bias.(position.TrainableBias[T]).GradLen())
 		o.biasGrad = biasGrad
 	}
-	flash.Backward(seqs, flash.PackedGrads(dout, dqkv, c.batch, t, c.d), t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
+	flash.Backward(seqs, grads, t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)),
 		bias, lse, biasGrad, flash.Opts{Scratch: &f.scratch})
 	if biasGrad != nil {
 		if f.dParams == nil || !f.dParams.Shape().Eq(c.params.Shape()) || f.dParams.Dtype() != c.params.Dtype() {
@@ -367,11 +431,13 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 	return nil
 }
 
-// attentionParamGradOp returns the parameters' gradient computed by the
-// backward op, which its second input orders before it.
+// attentionParamGradOp returns the parameters' gradient (or, with gate,
+// the gate's) computed by the backward op, which its second input orders
+// before it.
 type attentionParamGradOp struct {
 	opBase
-	fwd *attentionOp
+	fwd  *attentionOp
+	gate bool
 }
 
 func (o *attentionParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -382,8 +448,12 @@ func (o *attentionParamGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if err := o.checkArity(len(vals)); err != nil {
 		return nil, err
 	}
-	if o.fwd.dParams == nil {
+	d := o.fwd.dParams
+	if o.gate {
+		d = o.fwd.dGate
+	}
+	if d == nil {
 		return nil, fmt.Errorf("%s: the backward pass has not run", o.key)
 	}
-	return o.fwd.dParams, nil
+	return d, nil
 }

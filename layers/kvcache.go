@@ -67,6 +67,10 @@ type KVCache struct {
 	// rotated each sequence's cached keys (rotateKeys). nil otherwise.
 	raw   [][]float32
 	rotOf []float64
+	// With a forget gate (AttentionConfig.Gate): per sequence, the prefix
+	// sums c of every cached position, heads a row (ForgetGate). nil
+	// otherwise.
+	gates [][]float32
 }
 
 // NewKVCache returns an empty cache of keys and values of width d (the
@@ -89,6 +93,9 @@ func (c *KVCache) Bytes() int {
 	for _, r := range c.raw {
 		n += 4 * cap(r)
 	}
+	for _, g := range c.gates {
+		n += 4 * cap(g)
+	}
 	return n
 }
 
@@ -107,6 +114,11 @@ func (c *KVCache) reserve(b, n, need int) {
 		copy(k[h*hs:h*hs+n*dh], c.k[b][h*old*dh:])
 		copy(v[h*hs:h*hs+n*dh], c.v[b][h*old*dh:])
 	}
+	if c.gates != nil {
+		g := make([]float32, rows*c.heads)
+		copy(g, c.gates[b][:min(len(c.gates[b]), n*c.heads)])
+		c.gates[b] = g
+	}
 	if c.raw != nil {
 		raw := make([]float32, c.heads*hs)
 		for h := 0; h < c.heads; h++ {
@@ -115,6 +127,29 @@ func (c *KVCache) reserve(b, n, need int) {
 		c.raw[b] = raw
 	}
 	c.k[b], c.v[b], c.rows[b] = k, v, rows
+}
+
+// gateStarts writes into start (one row of heads per selected sequence)
+// the forget gates' prefix sum at each sequence's last cached position, 0
+// for an empty sequence: where ForgetGate's sums of the new rows continue.
+func (c *KVCache) gateStarts(start []float64, batch int) error {
+	active := c.pos.active
+	if len(active) != batch {
+		return fmt.Errorf("%d sequences are selected in the cache, the input has %d", len(active), batch)
+	}
+	for r, b := range active {
+		n := c.pos.Lengths[b]
+		if n == 0 {
+			continue
+		}
+		if c.gates == nil || len(c.gates[b]) < n*c.heads {
+			return fmt.Errorf("sequence %d holds %d positions and no forget gates", b, n)
+		}
+		for h := 0; h < c.heads; h++ {
+			start[r*c.heads+h] = float64(c.gates[b][(n-1)*c.heads+h])
+		}
+	}
+	return nil
 }
 
 // putRows copies, for qLen rows of width 3d (as the attention op receives
@@ -194,11 +229,19 @@ func (c *KVCache) rotateKeys(qkv []float32, qLen int, factors []float64, tabs []
 // scored > 0, only the last scored new rows of each sequence are queries,
 // and out has scored rows per sequence. The
 // positions are not advanced: the decoder does it once every layer has run.
-func (c *KVCache) store(qkv, out []float32, qLen, scored int) ([]flash.Seq[float32], error) {
+func (c *KVCache) store(qkv, gate, out []float32, qLen, scored int) ([]flash.Seq[float32], error) {
 	active := c.pos.active
 	d, dh := c.d, c.dHead
 	if len(qkv) != len(active)*qLen*3*d {
 		return nil, fmt.Errorf("attention cache: %d values are not %d sequences of %d rows of width 3 x %d", len(qkv), len(active), qLen, d)
+	}
+	if gate != nil && c.gates == nil {
+		for _, b := range active {
+			if c.pos.Lengths[b] > 0 {
+				return nil, fmt.Errorf("attention cache: sequence %d holds positions without forget gates", b)
+			}
+		}
+		c.gates = make([][]float32, len(c.k))
 	}
 	c.seqs = resize(c.seqs, len(active))
 	seqs := c.seqs
@@ -209,8 +252,19 @@ func (c *KVCache) store(qkv, out []float32, qLen, scored int) ([]flash.Seq[float
 		rows := qkv[r*qLen*3*d:]
 		c.putRows(c.k[b], b, n, rows, qLen, d)
 		c.putRows(c.v[b], b, n, rows, qLen, 2*d)
+		if gate != nil {
+			if len(c.gates[b]) < (n+qLen)*c.heads { // a sequence reserve did not grow
+				g := make([]float32, c.rows[b]*c.heads)
+				copy(g, c.gates[b])
+				c.gates[b] = g
+			}
+			copy(c.gates[b][n*c.heads:(n+qLen)*c.heads], gate[r*qLen*c.heads:])
+		}
 		seqs[r] = flash.Seq[float32]{Q: rows, K: c.k[b], V: c.v[b], O: out[r*qLen*d:],
 			LdQ: 3 * d, LdK: dh, LdV: dh, LdO: d, Offset: n, HK: hs, HV: hs}
+		if gate != nil {
+			seqs[r].C, seqs[r].LdC = c.gates[b], c.heads
+		}
 		if scored > 0 { // only the last scored new rows are queries
 			seqs[r].Q, seqs[r].O, seqs[r].Offset = rows[(qLen-scored)*3*d:], out[r*scored*d:], n+qLen-scored
 		}

@@ -13,6 +13,7 @@ func TestEvalGraphBytes(t *testing.T) {
 		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 512, Pos: PosSinusoidal},
 		{Vocab: 512, DModel: 96, NLayers: 3, NHeads: 3, DFF: 200, Pos: PosNone},
 		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: PosALiBi, LogitScale: LogitScaleLogLength},
+		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: "fox"},
 	} {
 		for _, shape := range [][2]int{{1, 4096}, {8, 300}} {
 			c.TrainLen, c.Seed = 128, 1

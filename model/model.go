@@ -281,12 +281,34 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 			attnCfg.Scored = opt.scored
 		}
 		var h *G.Node
-		if l == 0 && m.foldsFirstLayer(n, train) {
+		fold := l == 0 && m.foldsFirstLayer(n, train)
+		if !fold {
+			if h, err = layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias")); err != nil {
+				return nil, err
+			}
+		}
+		if gated, ok := m.scheme.(position.GatedScheme); ok {
+			// The Forgetting Transformer's gate: logits from the
+			// attention's input, their running sums the kernel's bias.
+			w, b := gated.ForgetGate()
+			var logits *G.Node
+			if logits, err = layers.Linear(h, p(w), p(b)); err != nil {
+				return nil, fmt.Errorf("layer %d forget gate: %w", l, err)
+			}
+			var lc *layers.KVCache
+			if cache != nil {
+				lc = cache.layers[l]
+			}
+			if attnCfg.Gate, err = layers.ForgetGate(logits, cfg.NHeads, length, lc); err != nil {
+				return nil, fmt.Errorf("layer %d: %w", l, err)
+			}
+		}
+		if fold {
 			h, err = m.firstLayerQKV(g, param, ids)
 			if err == nil {
 				h, err = attn.FromQKV(h, biasParams, attnCfg)
 			}
-		} else if h, err = layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias")); err == nil {
+		} else {
 			h, err = attn.Forward(h, biasParams, attnCfg)
 		}
 		if err != nil {
@@ -343,10 +365,12 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 // (firstLayerQKV) instead of projecting every row. That needs a first layer
 // whose input is a function of the token alone (no embedding table of
 // positions added to it), a graph without gradients (the weights' gradients
-// flow through the rows), and more rows than the vocabulary has tokens, so
-// that the table is the smaller product.
+// flow through the rows), no forget gate (it reads the LayerNorm's rows) and
+// more rows than the vocabulary has tokens, so that the table is the smaller
+// product.
 func (m *Model) foldsFirstLayer(n int, train bool) bool {
-	return !train && m.makeTable == nil && n > m.Config.Vocab
+	_, gated := m.scheme.(position.GatedScheme) // its gate reads the LayerNorm's rows
+	return !train && m.makeTable == nil && !gated && n > m.Config.Vocab
 }
 
 // firstLayerQKV returns the first layer's projected queries, keys and values

@@ -29,6 +29,7 @@ var schemes = newSchemeRegistry(
 	T5Position{},
 	KerplePosition{},
 	FirePosition{},
+	FoxPosition{},
 )
 
 // newSchemeRegistry returns a registry holding the schemes, in order; it

@@ -107,6 +107,9 @@ func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], 
 	for j := 0; j < kLen; j++ {
 		clear(g.DK[j*g.LdDK+c:][:dh])
 		clear(g.DV[j*g.LdDV+c:][:dh])
+		if g.DC != nil {
+			g.DC[j*g.LdDC+t.h] = 0
+		}
 	}
 	for j0 := 0; j0 < kLen; j0 += bk {
 		for i0 := max(0, j0-sq.Offset); i0 < qLen; i0 += bq {
@@ -128,9 +131,7 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb Trainab
 		pos := sq.Offset + i0 + r
 		row := p[r*ld : r*ld+kn]
 		n := visible(pos, j0, kn)
-		if t.bias != nil {
-			t.bias.Add(t.h, pos, j0, row[:n])
-		}
+		t.addBias(row[:n], pos, j0)
 		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
 	}
 	do := g.DO[i0*g.LdDO+c:]
@@ -143,6 +144,14 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb Trainab
 		softmaxGrad(ds, dp[r*ld:r*ld+n], w.d[i0+r])
 		if lb != nil {
 			lb.Accumulate(acc, t.h, pos, j0, ds)
+		}
+		if g.DC != nil {
+			// The bias C_i - C_j sends -dS_ij to C_j, and dS_ij to C_i
+			// summed over the row, which is 0: a softmax row does not
+			// change when a constant is added to all of it.
+			for j, v := range ds {
+				g.DC[(j0+j)*g.LdDC+t.h] -= v
+			}
 		}
 	}
 	Gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, 1, g.DQ[i0*g.LdDQ+c:], g.LdDQ)

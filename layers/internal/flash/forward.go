@@ -203,6 +203,17 @@ func rowLSE[T float](m T, l float64) T {
 	return T(math.Inf(1))
 }
 
+// addBias adds the position bias and the sequence's prefix-sum bias (if
+// any) of the query at position pos to the scores of keys j0..j0+len(row)-1.
+func (t *head[T]) addBias(row []T, pos, j0 int) {
+	if t.bias != nil {
+		t.bias.Add(t.h, pos, j0, row)
+	}
+	if t.seq.C != nil {
+		t.seq.gate(t.h, pos, j0, row)
+	}
+}
+
 // softmaxStep turns row (the scores of one query on a key tile, of which the
 // first n are visible) into the unnormalised probabilities exp(S - m_new)
 // (zero for the invisible keys), where m_new is the new running maximum of
@@ -210,18 +221,14 @@ func rowLSE[T float](m T, l float64) T {
 // returns the factor exp(m_old - m_new) by which the row's output
 // accumulated so far must be rescaled (exactly 1 when the maximum stays).
 func (t *head[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
-	if t.bias != nil {
-		t.bias.Add(t.h, pos, j0, row[:n])
-	}
+	t.addBias(row[:n], pos, j0)
 	return T(softmaxBiased(row, n, m, l))
 }
 
 // softmaxStepStats is softmaxStep that also adds the row's key tile to its
 // statistics rs (see Stats), with w's float64 scratch rows.
 func (t *head[T]) softmaxStepStats(row []T, n, pos, j0 int, m *T, l *float64, rs *rowStats, w *workerBuffers[T]) T {
-	if t.bias != nil {
-		t.bias.Add(t.h, pos, j0, row[:n])
-	}
+	t.addBias(row[:n], pos, j0)
 	sc, ex := w.sc[:n], w.ex[:n]
 	for j, v := range row[:n] {
 		sc[j] = float64(v)

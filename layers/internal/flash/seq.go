@@ -8,11 +8,27 @@ package flash
 // row of Q and O, and of K and V unless HK and HV are set: then the heads of
 // K (V) are stored one after the other, head h's rows starting at h*HK
 // (h*HV).
+//
+// C, when not nil, holds a data-dependent bias by prefix sums (the
+// Forgetting Transformer's cumulative log forget gates): the score of the
+// query at position i on the key at position j gets C[i*LdC+h] -
+// C[j*LdC+h] added for head h, positions 0..kLen-1 being those of K.
 type Seq[T float] struct {
 	Q, K, V, O         []T
 	LdQ, LdK, LdV, LdO int
 	Offset             int
 	HK, HV             int
+	C                  []T
+	LdC                int
+}
+
+// gate adds the prefix-sum bias of head h for the query at position pos to
+// the scores of keys j0..j0+len(row)-1: C[pos] - C[j].
+func (s *Seq[T]) gate(h, pos, j0 int, row []T) {
+	ci := s.C[pos*s.LdC+h]
+	for j := range row {
+		row[j] += ci - s.C[(j0+j)*s.LdC+h]
+	}
 }
 
 // KAt is the index in K of the first element of head h of key j.
@@ -35,9 +51,14 @@ func (s *Seq[T]) VAt(j, h, dHead int) int {
 // the gradient of the output; DQ (qLen rows), DK and DV (kLen rows each)
 // receive the gradients of the inputs. Ld* are row strides in elements;
 // head h uses columns h*dHead..(h+1)*dHead-1.
+//
+// With a prefix-sum bias (Seq.C), DC (kLen rows of stride LdDC) receives
+// its gradient: head column h of every row is overwritten.
 type GradSeq[T float] struct {
 	DO, DQ, DK, DV         []T
 	LdDO, LdDQ, LdDK, LdDV int
+	DC                     []T
+	LdDC                   int
 }
 
 // PackedSeqs returns the views of batch sequences of t tokens in the
