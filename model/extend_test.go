@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -240,6 +241,49 @@ func TestDynamicNTKCachedAgainstPrefixPasses(t *testing.T) {
 				}
 				t.Logf("largest error past L: %.3g", worst)
 			})
+		}
+	}
+}
+
+// Every extension, and log-length scaling, generates for each prompt of a
+// batch the bytes it generates for the prompt alone (dynamic-ntk: each
+// sequence at the factor of its own length).
+func TestExtendBatchEqualsAlone(t *testing.T) {
+	prompts := [][]byte{[]byte("A"), []byte("Light"), []byte(strings.Repeat("of the refraction ", 3)[:40])}
+	type variant struct {
+		name string
+		m    *Model
+	}
+	var vs []variant
+	for _, c := range append(extendCases, struct{ pos, method string }{PosRoPE, "dynamic-ntk"}) {
+		m := decodeModel(t, c.pos)
+		f := 4.0
+		if c.method == "dynamic-ntk" {
+			f = 0
+		}
+		if err := m.Extend(c.method, f); err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, variant{c.pos + "+" + c.method, m})
+	}
+	for _, pos := range []string{PosALiBi, PosRoPE} {
+		_, m := logLengthModel(t, pos, 2)
+		vs = append(vs, variant{pos + "+log-length", m})
+	}
+	for _, v := range vs {
+		opt := GenerateOptions{Tokens: 30, Sampling: Greedy, Seed: 3, Chunk: 7}
+		batch, _, err := v.m.Generate(prompts, opt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range prompts {
+			alone, _, err := v.m.Generate([][]byte{p}, opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(batch[i].Text, alone[0].Text) {
+				t.Errorf("%s prompt %d: batch %q, alone %q", v.name, i, batch[i].Text, alone[0].Text)
+			}
 		}
 	}
 }
