@@ -22,6 +22,13 @@
 // (FlashAttention-2) and, for a TrainableBias, returns the gradient of the
 // bias entries.
 //
+// A sequence may also carry a data-dependent bias by prefix sums (Seq.C,
+// the Forgetting Transformer's cumulative log forget gates): B_ij gains
+// C_i - C_j, read from one value per position and head, and Backward
+// returns its gradient (GradSeq.DC), dC_j = -sum_i dS_ij; the term of C_i,
+// sum_j dS_ij, is 0, since a softmax row does not change when a constant is
+// added to it.
+//
 // Contracts: the bias B is added by Bias.Add one row of visible keys at a
 // time, never for a masked key; float32 runs the vmath row kernels and the
 // gemm package's single-goroutine Sgemm, float64 (gradient checks) plain Go
