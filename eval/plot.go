@@ -164,9 +164,13 @@ func addPositionLine(p *plot.Plot, i int, label string, results []Result) error 
 }
 
 // smoothPositions averages the per-position losses in buckets so that long
-// windows plot as a readable curve; positions never scored are skipped.
-func smoothPositions(loss []float64) plotter.XYs {
-	bucket := max(1, len(loss)/256)
+// windows plot as a readable curve of at most 256 points; positions never
+// scored are skipped.
+func smoothPositions(loss []float64) plotter.XYs { return smoothPositionsTo(loss, 256) }
+
+// smoothPositionsTo is smoothPositions with at most points points.
+func smoothPositionsTo(loss []float64, points int) plotter.XYs {
+	bucket := max(1, len(loss)/points)
 	var pts plotter.XYs
 	for lo := 0; lo < len(loss); lo += bucket {
 		var s float64

@@ -198,7 +198,10 @@ func (r Report) slidingPositionPlot() (*plot.Plot, error) {
 			if x == nil || (k == 0 && x.Len != sliding.Len) {
 				continue
 			}
-			pts := smoothPositions(x.PositionLoss)
+			// 64 points: a sweep bounded by --max-tokens has few windows
+			// at the longest length, and a sliding stride scores the early
+			// positions in its first window only.
+			pts := smoothPositionsTo(x.PositionLoss, 64)
 			if len(pts) == 0 {
 				continue
 			}
