@@ -209,7 +209,7 @@ type buildOpts struct {
 
 // build builds a graph of batch sequences of length tokens.
 func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
-	train, cache, stats := opt.train, opt.cache, opt.stats
+	train, cache := opt.train, opt.cache
 	if batch < 1 || length < 1 {
 		return nil, fmt.Errorf("graph: batch (%d) and length (%d) must be positive", batch, length)
 	}
@@ -250,70 +250,19 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 			return nil, err
 		}
 	}
-	var buffer *G.Node
-	var rope layers.RopeScaling // the layers' rotation, under an extension
+	lb := layerBuild{g: g, param: param, ids: ids, length: length, n: n, train: train, opt: opt}
 	if m.scheme.Rotary() {
-		if rope, err = m.ropeScaling(length, cache != nil); err != nil {
+		if lb.rope, err = m.ropeScaling(length, cache != nil); err != nil {
 			return nil, err
 		}
 	}
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
-		attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(),
-			WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
-		attn.RopeScaling = rope
-		if cfg.logLength() {
-			attn.LogitScale = p(nameLogitScale)
-		}
-		scheme, biasParams, err := m.positionBias(g, l, param, &buffer, length, cache != nil)
-		if err != nil {
-			return nil, err
-		}
-		attnCfg := layers.AttentionConfig{QueryLen: length, PositionBias: scheme}
-		if cache != nil {
-			attnCfg.Cache = cache.layers[l]
-		}
-		if stats != nil {
-			attnCfg.Stats = stats[l]
-		}
-		last := l == cfg.NLayers-1 && opt.scored > 0
-		if last {
-			attnCfg.Scored = opt.scored
-		}
-		var h *G.Node
-		fold := l == 0 && m.foldsFirstLayer(n, train)
-		if !fold {
-			if h, err = layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias")); err != nil {
-				return nil, err
-			}
-		}
-		if gated, ok := m.scheme.(position.GatedScheme); ok {
-			// The Forgetting Transformer's gate: logits from the
-			// attention's input, their running sums the kernel's bias.
-			w, b := gated.ForgetGate()
-			var logits *G.Node
-			if logits, err = layers.Linear(h, p(w), p(b)); err != nil {
-				return nil, fmt.Errorf("layer %d forget gate: %w", l, err)
-			}
-			var lc *layers.KVCache
-			if cache != nil {
-				lc = cache.layers[l]
-			}
-			if attnCfg.Gate, err = layers.ForgetGate(logits, cfg.NHeads, length, lc); err != nil {
-				return nil, fmt.Errorf("layer %d: %w", l, err)
-			}
-		}
-		if fold {
-			h, err = m.firstLayerQKV(g, param, ids)
-			if err == nil {
-				h, err = attn.FromQKV(h, biasParams, attnCfg)
-			}
-		} else {
-			h, err = attn.Forward(h, biasParams, attnCfg)
-		}
+		h, err := m.attention(&lb, l, x)
 		if err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
+		last := l == cfg.NLayers-1 && opt.scored > 0
 		if last { // from here on, the scored rows alone
 			if x, err = layers.LastRows(x, length, opt.scored); err != nil {
 				return nil, err
@@ -358,6 +307,75 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		return nil, err
 	}
 	return gr, nil
+}
+
+// layerBuild is what building one layer's attention needs of its graph.
+type layerBuild struct {
+	g      *G.ExprGraph
+	param  map[string]*G.Node
+	ids    *G.Node
+	length int // tokens per sequence
+	n      int // rows: batch*length
+	train  bool
+	opt    buildOpts
+	rope   layers.RopeScaling // the rotation, under an extension
+	buffer *G.Node            // the position buffer's node, made once
+}
+
+// attention builds layer l's attention block on the residual stream x:
+// LayerNorm, the forget gate (FoX), the queries, keys and values (or, in
+// the first layer of a graph that folds it, their table of the
+// vocabulary), any rotation and log-length scaling, the attention kernel
+// with its position bias, and the output projection.
+func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
+	cfg, cache := m.Config, lb.opt.cache
+	p := func(part string) *G.Node { return lb.param[layerName(l, part)] }
+	attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(), RopeScaling: lb.rope,
+		WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
+	if cfg.logLength() {
+		attn.LogitScale = p(nameLogitScale)
+	}
+	scheme, biasParams, err := m.positionBias(lb.g, l, lb.param, &lb.buffer, lb.length, cache != nil)
+	if err != nil {
+		return nil, err
+	}
+	attnCfg := layers.AttentionConfig{QueryLen: lb.length, PositionBias: scheme}
+	if cache != nil {
+		attnCfg.Cache = cache.layers[l]
+	}
+	if lb.opt.stats != nil {
+		attnCfg.Stats = lb.opt.stats[l]
+	}
+	if l == cfg.NLayers-1 && lb.opt.scored > 0 {
+		attnCfg.Scored = lb.opt.scored
+	}
+	fold := l == 0 && m.foldsFirstLayer(lb.n, lb.train)
+	var h *G.Node
+	if !fold {
+		if h, err = layers.LayerNorm(x, p("ln1.weight"), p("ln1.bias")); err != nil {
+			return nil, err
+		}
+	}
+	if gated, ok := m.scheme.(position.GatedScheme); ok {
+		// The Forgetting Transformer's gate: logits from the attention's
+		// input, their running sums the kernel's bias.
+		w, b := gated.ForgetGate()
+		logits, err := layers.Linear(h, p(w), p(b))
+		if err != nil {
+			return nil, fmt.Errorf("forget gate: %w", err)
+		}
+		if attnCfg.Gate, err = layers.ForgetGate(logits, cfg.NHeads, lb.length, attnCfg.Cache); err != nil {
+			return nil, err
+		}
+	}
+	if fold {
+		qkv, err := m.firstLayerQKV(lb.g, lb.param, lb.ids)
+		if err != nil {
+			return nil, err
+		}
+		return attn.FromQKV(qkv, biasParams, attnCfg)
+	}
+	return attn.Forward(h, biasParams, attnCfg)
 }
 
 // foldsFirstLayer reports whether a graph of n rows reads its first
