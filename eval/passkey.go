@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/alibi-go/alibi/data"
@@ -304,6 +305,29 @@ func EffectiveContext(points []PasskeyPoint, trainLen int) (short float64, lengt
 		}
 	}
 	return short, length, ""
+}
+
+// ContiguousContext is EffectiveContext's length without gaps: the
+// largest distance up to which every evaluated distance has an accuracy of
+// at least half the accuracy pooled over the distances up to trainLen/2
+// (0 when that is undefined or the shortest distance already falls short).
+// Where the two differ, the effective context rests on a far distance past
+// a failing one: a few episodes that retrieved by chance or by depth.
+func ContiguousContext(points []PasskeyPoint, trainLen int) int {
+	short, length, _ := EffectiveContext(points, trainLen)
+	if length == 0 {
+		return 0
+	}
+	sorted := slices.Clone(points)
+	slices.SortFunc(sorted, func(a, b PasskeyPoint) int { return a.Distance - b.Distance })
+	contiguous := 0
+	for _, p := range sorted {
+		if p.Accuracy < short/2 {
+			break
+		}
+		contiguous = p.Distance
+	}
+	return contiguous
 }
 
 // cachedScorer runs episodes through a model's key/value cache, one at a

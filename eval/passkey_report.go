@@ -58,6 +58,14 @@ func (r PasskeyReport) Markdown(w io.Writer) error {
 	for _, run := range r.Runs {
 		b.WriteString(" " + effectiveCell(run) + " |")
 	}
+	b.WriteString("\n| contiguous context (every distance up to it) |")
+	for _, run := range r.Runs {
+		if c := ContiguousContext(run.Points, run.TrainLen); c > 0 {
+			fmt.Fprintf(&b, " %d |", c)
+		} else {
+			b.WriteString(" none |")
+		}
+	}
 	b.WriteString("\n\nThe same accuracy by depth of the key statement (correct episodes of those at each depth), which tells a failure at a " +
 		"distance from one at an absolute position: at a given distance, a deeper statement makes a longer prompt.\n\n| distance |")
 	for _, run := range r.Runs {

@@ -80,22 +80,27 @@ func TestEffectiveContext(t *testing.T) {
 		return PasskeyPoint{Distance: d, Episodes: 10, Correct: correct, Accuracy: float64(correct) / 10}
 	}
 	for _, c := range []struct {
-		name   string
-		points []PasskeyPoint
-		short  float64
-		length int
-		note   string
+		name       string
+		points     []PasskeyPoint
+		short      float64
+		length     int
+		note       string
+		contiguous int
 	}{
-		{"falls past L", []PasskeyPoint{pt(48, 10), pt(64, 8), pt(128, 5), pt(256, 4), pt(512, 1)}, 0.9, 128, ""},
-		{"exactly half counts", []PasskeyPoint{pt(64, 8), pt(128, 4), pt(256, 3)}, 0.8, 128, ""},
-		{"largest, not first failure", []PasskeyPoint{pt(64, 6), pt(128, 2), pt(1024, 3)}, 0.6, 1024, ""},
-		{"nothing short", []PasskeyPoint{pt(128, 5)}, 0, 0, "no distance up to L/2 = 64"},
-		{"zero short", []PasskeyPoint{pt(64, 0), pt(128, 5)}, 0, 0, "does not retrieve"},
+		{"falls past L", []PasskeyPoint{pt(48, 10), pt(64, 8), pt(128, 5), pt(256, 4), pt(512, 1)}, 0.9, 128, "", 128},
+		{"exactly half counts", []PasskeyPoint{pt(64, 8), pt(128, 4), pt(256, 3)}, 0.8, 128, "", 128},
+		{"largest, not first failure", []PasskeyPoint{pt(64, 6), pt(128, 2), pt(1024, 3)}, 0.6, 1024, "", 64},
+		{"unsorted points", []PasskeyPoint{pt(1024, 3), pt(128, 2), pt(64, 6)}, 0.6, 1024, "", 64},
+		{"nothing short", []PasskeyPoint{pt(128, 5)}, 0, 0, "no distance up to L/2 = 64", 0},
+		{"zero short", []PasskeyPoint{pt(64, 0), pt(128, 5)}, 0, 0, "does not retrieve", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			short, length, note := EffectiveContext(c.points, 128)
 			if math.Abs(short-c.short) > 1e-12 || length != c.length || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
 				t.Errorf("got %v, %d, %q; want %v, %d, %q", short, length, note, c.short, c.length, c.note)
+			}
+			if got := ContiguousContext(c.points, 128); got != c.contiguous {
+				t.Errorf("contiguous context %d, want %d", got, c.contiguous)
 			}
 		})
 	}
