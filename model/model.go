@@ -255,6 +255,7 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		if lb.rope, err = m.ropeScaling(length, cache != nil); err != nil {
 			return nil, err
 		}
+		lb.rope = lb.rope.Shared() // one table of angles for every layer
 	}
 	for l := 0; l < cfg.NLayers; l++ {
 		p := func(part string) *G.Node { return param[layerName(l, part)] }
@@ -537,34 +538,21 @@ func (gr *Graph) Close() error {
 	return err
 }
 
-// EvalGraphBytes estimates the memory that an evaluation graph (no
-// gradients) of batch sequences of the given length holds once it has run:
-// every op's output buffer, per token, plus the position buffers. Per token,
-// with d = d_model, f = d_ff, v = vocab and L layers: the ids (8+8 bytes), the
-// embedding (4d), per layer two LayerNorms, the qkv projection, attention,
-// output projection, two residual sums and the second MLP layer (10 buffers
-// of 4d), the MLP's hidden layer and its GELU (2 of 4f) and 32 bytes of row
-// statistics, the final LayerNorm (4d+16) and the logits (4v); a sinusoidal
-// model adds the position sum (4d) and its (length, d) table, an ALiBi
-// model its distance tables (position.Scheme EvalBytes); a graph that
-// folds its first layer (see NewGraph) trades that layer's first LayerNorm
-// of every row for the vocabulary's table. The tiled
-// attention's scratch does not grow with the length. The model's weights
-// are not included.
+// EvalGraphBytes is the memory that an evaluation graph (no gradients) of
+// batch sequences of the given length holds once it has run: its ids and
+// targets (16 bytes a token), the most its ops' outputs hold at one time
+// (they borrow their buffers from a pool and give them back once their last
+// reader has run; worked out from the graph's shapes, which it builds but
+// does not run) and the position scheme's own buffers (position.Scheme
+// EvalBytes). With the outputs reused, that is about one layer's buffers
+// and the logits, whatever the depth. The tiled attention's scratch does
+// not grow with the length; the model's weights are not included. It is 0
+// when the graph cannot be built (then NewGraph says why).
 func (m *Model) EvalGraphBytes(batch, length int) int64 {
-	c := m.Config
-	d, f, v, l := int64(c.DModel), int64(c.DFF), int64(c.Vocab), int64(c.NLayers)
-	perToken := 16 + 4*d + l*(40*d+8*f+32) + 4*d + 16 + 4*v
-	if c.logLength() {
-		perToken += l * 12 * d // the scaled copy of qkv
+	g, err := m.build(batch, length, buildOpts{})
+	if err != nil {
+		return 0
 	}
 	n := int64(batch) * int64(length)
-	total := n * perToken
-	if m.foldsFirstLayer(int(n), false) {
-		// The first layer's LayerNorm (4d and 16 bytes of statistics a
-		// row) runs on the vocabulary's rows, with their ids, embeddings
-		// and qkv table (12d), instead of every row.
-		total += v*(8+4*d+4*d+16+12*d) - n*(4*d+16)
-	}
-	return total + m.scheme.EvalBytes(c.shape(), batch, length)
+	return 16*n + g.run.peakBytes() + m.scheme.EvalBytes(m.Config.shape(), batch, length)
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 
+	"github.com/alibi-go/alibi/layers"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -14,13 +15,21 @@ import (
 // arithmetic of a one-token decoding step. Training graphs keep the tape
 // machine, which also runs the gradient ops and accumulates into the
 // dual values.
+//
+// The ops borrow their outputs from one layers.Buffers, and each output goes
+// back to it as soon as the last op that reads it has run, so the graph
+// holds the buffers of the most that is live at once, about a layer's worth,
+// not one per op. Only the outputs that no op reads (the logits) are kept
+// after a run.
 type runner struct {
-	nodes []*G.Node
-	ops   []G.Op    // nil for the graph's inputs and constants, read as bound
-	args  [][]int   // for each op, the indices of its inputs in nodes
-	vals  []G.Value // the value of every node in the last run
-	in    []G.Value // scratch: the arguments of one op
-	out   map[*G.Node]int
+	nodes   []*G.Node
+	ops     []G.Op    // nil for the graph's inputs and constants, read as bound
+	args    [][]int   // for each op, the indices of its inputs in nodes
+	release [][]int   // for each op, the nodes whose last reader it is
+	vals    []G.Value // the value of every node in the last run
+	in      []G.Value // scratch: the arguments of one op
+	out     map[*G.Node]int
+	buffers *layers.Buffers
 }
 
 // newRunner orders the nodes of g for execution.
@@ -55,7 +64,62 @@ func newRunner(g *G.ExprGraph) (*runner, error) {
 		most = max(most, len(children))
 	}
 	r.in = make([]G.Value, 0, most)
+	r.pool()
 	return r, nil
+}
+
+// pool makes every op borrow its output from one Buffers and works out,
+// for each op, which outputs it reads for the last time.
+func (r *runner) pool() {
+	r.buffers = layers.NewBuffers()
+	r.release = make([][]int, len(r.nodes))
+	last := make([]int, len(r.nodes)) // the last reader of each node, or -1
+	for i := range last {
+		last[i] = -1
+	}
+	for i, args := range r.args {
+		for _, j := range args {
+			last[j] = i
+		}
+	}
+	for j, op := range r.ops {
+		p, ok := op.(layers.PooledOp)
+		if !ok {
+			continue // Gorgonia's own ops (none in this model) keep their values
+		}
+		p.UseBuffers(r.buffers)
+		if last[j] >= 0 {
+			r.release[last[j]] = append(r.release[last[j]], j)
+		}
+	}
+}
+
+// peakBytes is what the pooled outputs of one run need at most, in bytes,
+// worked out from the nodes' shapes without running the graph: the
+// Buffers' Bytes after a run.
+func (r *runner) peakBytes() int64 {
+	type key struct {
+		size int // of an element
+		n    int
+	}
+	free := map[key]int{}
+	var total int64
+	for i, op := range r.ops {
+		if _, ok := op.(layers.PooledOp); ok {
+			node := r.nodes[i]
+			k := key{int(node.Dtype().Size()), node.Shape().TotalSize()}
+			if free[k] > 0 {
+				free[k]--
+			} else {
+				total += int64(k.size) * int64(k.n)
+			}
+		}
+		for _, j := range r.release[i] {
+			node := r.nodes[j]
+			free[key{int(node.Dtype().Size()), node.Shape().TotalSize()}]++
+		}
+	}
+	return total
 }
 
 // run executes every op once.
@@ -75,6 +139,10 @@ func (r *runner) run() error {
 			return fmt.Errorf("%v: %w", op, err)
 		}
 		r.vals[i] = v
+		for _, j := range r.release[i] {
+			r.ops[j].(layers.PooledOp).ReleaseOutput()
+			r.vals[j] = nil
+		}
 	}
 	return nil
 }

@@ -210,8 +210,15 @@ func (AlibiPosition) AttentionBias(ModelShape) (BiasScheme, string) {
 	return AlibiScheme{}, alibiSlopesName
 }
 
-// EvalBytes implements Scheme: the distance tables, one float32
+// EvalBytes implements Scheme: each layer's distance tables, one float32
 // per head and key.
 func (AlibiPosition) EvalBytes(shape ModelShape, _, length int) int64 {
-	return int64(shape.Heads) * int64(length) * 4
+	return distanceTableBytes(shape, length)
+}
+
+// distanceTableBytes is the memory of the distance tables (distanceBias)
+// that every layer's attention keeps for length keys: one float32 per
+// layer, head and key.
+func distanceTableBytes(shape ModelShape, length int) int64 {
+	return int64(shape.Layers) * int64(shape.Heads) * int64(length) * 4
 }

@@ -479,3 +479,8 @@ func (p FirePosition) LayerParams(shape ModelShape) []ParamSpec {
 func (p FirePosition) AttentionBias(shape ModelShape) (BiasScheme, string) {
 	return p.bias(shape), firePart
 }
+
+// EvalBytes implements Scheme: each layer's normalised distances of the keys (a float64 and a float32 per key).
+func (FirePosition) EvalBytes(shape ModelShape, _, length int) int64 {
+	return int64(shape.Layers) * int64(length) * 12
+}

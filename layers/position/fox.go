@@ -54,8 +54,6 @@ func (FoxPosition) LayerParams(shape ModelShape) []ParamSpec {
 // ForgetGate implements GatedScheme.
 func (FoxPosition) ForgetGate() (weight, bias string) { return foxWeight, foxBias }
 
-// EvalBytes implements Scheme: per layer and token, the gate's logits and
-// their running sums, one float32 per head each.
-func (FoxPosition) EvalBytes(shape ModelShape, batch, length int) int64 {
-	return int64(batch) * int64(length) * int64(shape.Layers) * int64(shape.Heads) * 8
-}
+// EvalBytes implements Scheme: nothing (the gate's logits and their running
+// sums are the outputs of ops).
+func (FoxPosition) EvalBytes(ModelShape, int, int) int64 { return 0 }

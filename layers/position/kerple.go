@@ -138,3 +138,8 @@ func (KerplePosition) LayerParams(shape ModelShape) []ParamSpec {
 func (KerplePosition) AttentionBias(ModelShape) (BiasScheme, string) {
 	return KerpleScheme{}, kerplePart
 }
+
+// EvalBytes implements Scheme: each layer's distance tables, one float32 per head and key.
+func (KerplePosition) EvalBytes(shape ModelShape, _, length int) int64 {
+	return distanceTableBytes(shape, length)
+}

@@ -21,3 +21,10 @@ func (RopePosition) Validate(shape ModelShape) error {
 
 // Rotary implements Scheme: yes.
 func (RopePosition) Rotary() bool { return true }
+
+// EvalBytes implements Scheme: the table of cosines and sines that the
+// layers of a graph share, two float64 per position and frequency (d_head/2
+// of them).
+func (RopePosition) EvalBytes(shape ModelShape, _, length int) int64 {
+	return int64(length) * int64(shape.DHead()/2) * 16
+}

@@ -49,8 +49,9 @@ type Scheme interface {
 	// Buffer's name, a SharedParams name or a LayerParams name (the layer's
 	// own), which must therefore differ. A nil BiasScheme means no bias.
 	AttentionBias(shape ModelShape) (bias BiasScheme, params string)
-	// EvalBytes is the memory the scheme's buffers add to an evaluation
-	// graph of batch sequences of length tokens (see model.EvalGraphBytes).
+	// EvalBytes is the memory the scheme's own buffers (tables, not the
+	// outputs of ops, which model.EvalGraphBytes counts from the graph)
+	// add to an evaluation graph of batch sequences of length tokens.
 	EvalBytes(shape ModelShape, batch, length int) int64
 }
 

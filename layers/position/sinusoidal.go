@@ -15,9 +15,7 @@ func (SinusoidalPosition) EmbeddingTable() func(length, dModel int) *tensor.Dens
 	return SinusoidalTable
 }
 
-// EvalBytes implements Scheme: the sum of embeddings and table
-// (a float32 per token and dimension) and the (length, dModel) table.
-func (SinusoidalPosition) EvalBytes(shape ModelShape, batch, length int) int64 {
-	n, d := int64(batch)*int64(length), int64(shape.DModel)
-	return n*4*d + int64(length)*4*d
+// EvalBytes implements Scheme: the (length, dModel) table.
+func (SinusoidalPosition) EvalBytes(shape ModelShape, _, length int) int64 {
+	return int64(length) * 4 * int64(shape.DModel)
 }

@@ -174,3 +174,8 @@ func (T5Position) SharedParams(shape ModelShape) []ParamSpec {
 
 // AttentionBias implements Scheme: T5Scheme on the shared table.
 func (T5Position) AttentionBias(ModelShape) (BiasScheme, string) { return T5Scheme{}, t5TableName }
+
+// EvalBytes implements Scheme: each layer's distance tables of the shared buckets, one float32 per head and key.
+func (T5Position) EvalBytes(shape ModelShape, _, length int) int64 {
+	return distanceTableBytes(shape, length)
+}
