@@ -11,18 +11,20 @@ import (
 type MLP struct {
 	W1, B1 *G.Node // (D, F), (F)
 	W2, B2 *G.Node // (F, D), (D)
+	// Precision is the arithmetic of the two products (LinearIn).
+	Precision Precision
 }
 
 // Forward applies the block to x (N, D).
 func (m MLP) Forward(x *G.Node) (*G.Node, error) {
-	h, err := Linear(x, m.W1, m.B1)
+	h, err := LinearIn(m.Precision, x, m.W1, m.B1)
 	if err != nil {
 		return nil, err
 	}
 	if h, err = GELU(h); err != nil {
 		return nil, err
 	}
-	return Linear(h, m.W2, m.B2)
+	return LinearIn(m.Precision, h, m.W2, m.B2)
 }
 
 // MultiHeadAttention is causal multi-head self-attention with a position
@@ -46,12 +48,15 @@ type MultiHeadAttention struct {
 	// (heads): every query is multiplied by s_h·ln(n), n the keys it sees
 	// (LogLengthScale), after any rotation.
 	LogitScale *G.Node
+	// Precision is the arithmetic of the two projections (LinearIn); the
+	// attention itself is float32.
+	Precision Precision
 }
 
 // Forward attends over x (batch*cfg.QueryLen, D) rows; biasParams are the
 // parameters of cfg.PositionBias (nil without one). cfg.Heads is the layer's.
 func (a MultiHeadAttention) Forward(x, biasParams *G.Node, cfg AttentionConfig) (*G.Node, error) {
-	qkv, err := Linear(x, a.WQKV, a.BQKV)
+	qkv, err := LinearIn(a.Precision, x, a.WQKV, a.BQKV)
 	if err != nil {
 		return nil, fmt.Errorf("attention qkv: %w", err)
 	}
@@ -87,7 +92,7 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 	if err != nil {
 		return nil, err
 	}
-	return Linear(h, a.WOut, a.BOut)
+	return LinearIn(a.Precision, h, a.WOut, a.BOut)
 }
 
 // ConstantInput adds t to g as a named, non-trainable input node. The node reads

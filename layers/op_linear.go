@@ -10,7 +10,13 @@ import (
 
 // Linear returns x W + b for x (N, in), W (in, out) and b (out), as one op
 // whose product runs on every core; b may be nil.
-func Linear(x, w, b *G.Node) (*G.Node, error) {
+func Linear(x, w, b *G.Node) (*G.Node, error) { return LinearIn(FP32, x, w, b) }
+
+// LinearIn is Linear with its products (the forward one and the two of the
+// backward pass) in precision p: with BF16, float32 x, W and dy are rounded
+// to bfloat16 and the products accumulate in float32 (see Precision); the
+// bias, the output and the gradients stay float32.
+func LinearIn(p Precision, x, w, b *G.Node) (*G.Node, error) {
 	if x.Dims() != 2 || w.Dims() != 2 || (b != nil && b.Dims() != 1) {
 		return nil, fmt.Errorf("linear: want x (N, in), W (in, out), b (out), got %v and %v", x.Shape(), w.Shape())
 	}
@@ -23,7 +29,10 @@ func Linear(x, w, b *G.Node) (*G.Node, error) {
 		in = append(in, b)
 		typ = hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(1, tvA), tt(2, tvA))
 	}
-	op := &linearOp{opBase{key: fmt.Sprintf("Linear{bias=%v}", b != nil), arity: len(in), typ: typ}}
+	if err := p.valid(); err != nil {
+		return nil, err
+	}
+	op := &linearOp{opBase: opBase{key: fmt.Sprintf("Linear{bias=%v, %v}", b != nil, p), arity: len(in), typ: typ}, prec: p}
 	y, err := G.ApplyOp(op, in...)
 	if err != nil {
 		return nil, fmt.Errorf("linear %v x %v: %w", x.Shape(), w.Shape(), err)
@@ -31,7 +40,10 @@ func Linear(x, w, b *G.Node) (*G.Node, error) {
 	return y, nil
 }
 
-type linearOp struct{ opBase }
+type linearOp struct {
+	opBase
+	prec Precision
+}
 
 func (o *linearOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	x, err := shapeOf(o.key, in, 0)
@@ -61,10 +73,10 @@ func (o *linearOp) Do(vals ...G.Value) (G.Value, error) {
 	switch ts[0].Dtype() {
 	case tensor.Float32:
 		x := elems[float32](ts[0])
-		linearForward(x, elems[float32](ts[1]), biasData[float32](ts), elems[float32](out), n, k, m)
+		linearForward(o.prec, x, elems[float32](ts[1]), biasData[float32](ts), elems[float32](out), n, k, m)
 	case tensor.Float64:
 		x := elems[float64](ts[0])
-		linearForward(x, elems[float64](ts[1]), biasData[float64](ts), elems[float64](out), n, k, m)
+		linearForward(FP32, x, elems[float64](ts[1]), biasData[float64](ts), elems[float64](out), n, k, m)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -80,7 +92,7 @@ func biasData[T float](ts []*tensor.Dense) []T {
 
 // linearForward sets y = x w (+ b): the bias is copied into every row first
 // and the product added on top.
-func linearForward[T float](x, w, b, y []T, n, k, m int) {
+func linearForward[T float](p Precision, x, w, b, y []T, n, k, m int) {
 	beta := T(0)
 	if b != nil {
 		beta = 1
@@ -90,7 +102,7 @@ func linearForward[T float](x, w, b, y []T, n, k, m int) {
 			parallelChunks(n, 64, func(_, lo, hi int) { copyRows(y, b, m, lo, hi) })
 		}
 	}
-	gemmAll(false, false, n, m, k, 1, x, k, w, m, beta, y, m)
+	gemmIn(p, false, false, n, m, k, 1, x, k, w, m, beta, y, m)
 }
 
 // copyRows copies src into rows lo..hi-1 of dst, whose rows have d
@@ -113,8 +125,8 @@ func (o *linearOp) DiffWRT(n int) []bool {
 func (o *linearOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	out := make(G.Nodes, len(in))
 	for i, wrt := range []int{0, 1} {
-		b := &linearGradOp{wrt: wrt}
-		b.opBase = opBase{key: fmt.Sprintf("LinearGrad{wrt=%d}", wrt), arity: 3,
+		b := &linearGradOp{wrt: wrt, prec: o.prec}
+		b.opBase = opBase{key: fmt.Sprintf("LinearGrad{wrt=%d, %v}", wrt, o.prec), arity: 3,
 			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA), tt(2, tvA))}
 		n, err := G.ApplyOp(b, in[0], in[1], grad)
 		if err != nil {
@@ -136,7 +148,8 @@ func (o *linearOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 // and dy.
 type linearGradOp struct {
 	opBase
-	wrt int
+	wrt  int
+	prec Precision
 }
 
 func (o *linearGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -156,20 +169,20 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 	switch ts[0].Dtype() {
 	case tensor.Float32:
 		x := elems[float32](ts[0])
-		linearBackward(o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m)
+		linearBackward(o.prec, o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m)
 	case tensor.Float64:
 		x := elems[float64](ts[0])
-		linearBackward(o.wrt, x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), n, k, m)
+		linearBackward(FP32, o.wrt, x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), n, k, m)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
 	return out, nil
 }
 
-func linearBackward[T float](wrt int, x, w, dy, out []T, n, k, m int) {
+func linearBackward[T float](p Precision, wrt int, x, w, dy, out []T, n, k, m int) {
 	if wrt == 0 {
-		gemmAll(false, true, n, k, m, 1, dy, m, w, m, 0, out, k) // dx = dy W^T
+		gemmIn(p, false, true, n, k, m, 1, dy, m, w, m, 0, out, k) // dx = dy W^T
 		return
 	}
-	gemmAll(true, false, k, m, n, 1, x, k, dy, m, 0, out, m) // dW = x^T dy
+	gemmIn(p, true, false, k, m, n, 1, x, k, dy, m, 0, out, m) // dW = x^T dy
 }

@@ -35,6 +35,12 @@ type Model struct {
 	// length).
 	ext       position.Extension
 	extFactor float64
+
+	// Precision is the arithmetic of the linear layers' products in the
+	// graphs built after it is set (layers.Precision): FP32 by default, or
+	// BF16 for mixed precision. It is a setting of a run, not of the
+	// weights: checkpoints are float32 either way and do not record it.
+	Precision layers.Precision
 }
 
 // New validates cfg and returns a model with freshly initialised weights.
@@ -275,7 +281,7 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		if h, err = layers.LayerNorm(x, p("ln2.weight"), p("ln2.bias")); err != nil {
 			return nil, err
 		}
-		mlp := layers.MLP{W1: p("mlp.fc1.weight"), B1: p("mlp.fc1.bias"), W2: p("mlp.fc2.weight"), B2: p("mlp.fc2.bias")}
+		mlp := layers.MLP{W1: p("mlp.fc1.weight"), B1: p("mlp.fc1.bias"), W2: p("mlp.fc2.weight"), B2: p("mlp.fc2.bias"), Precision: m.Precision}
 		if h, err = mlp.Forward(h); err != nil {
 			return nil, fmt.Errorf("layer %d: %w", l, err)
 		}
@@ -287,7 +293,7 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if gr.Logits, err = layers.Linear(h, param[nameHead], nil); err != nil {
+	if gr.Logits, err = layers.LinearIn(m.Precision, h, param[nameHead], nil); err != nil {
 		return nil, err
 	}
 	if train {
@@ -332,7 +338,7 @@ func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
 	cfg, cache := m.Config, lb.opt.cache
 	p := func(part string) *G.Node { return lb.param[layerName(l, part)] }
 	attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(), RopeScaling: lb.rope,
-		WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias")}
+		WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias"), Precision: m.Precision}
 	if cfg.logLength() {
 		attn.LogitScale = p(nameLogitScale)
 	}
@@ -361,6 +367,9 @@ func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
 		// The Forgetting Transformer's gate: logits from the attention's
 		// input, their running sums the kernel's bias.
 		w, b := gated.ForgetGate()
+		// In float32 whatever the precision: the gate's running sums are a
+		// position bias, and bfloat16 errors in the logits would add up
+		// along the sequence (the product is a small one).
 		logits, err := layers.Linear(h, p(w), p(b))
 		if err != nil {
 			return nil, fmt.Errorf("forget gate: %w", err)
@@ -415,7 +424,7 @@ func (m *Model) firstLayerQKV(g *G.ExprGraph, param map[string]*G.Node, ids *G.N
 	if e, err = layers.LayerNorm(e, p("ln1.weight"), p("ln1.bias")); err != nil {
 		return nil, err
 	}
-	table, err := layers.Linear(e, p("attn.qkv.weight"), p("attn.qkv.bias"))
+	table, err := layers.LinearIn(m.Precision, e, p("attn.qkv.weight"), p("attn.qkv.bias"))
 	if err != nil {
 		return nil, fmt.Errorf("first layer's qkv table: %w", err)
 	}

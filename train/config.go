@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"gopkg.in/yaml.v3"
 )
@@ -57,6 +58,11 @@ type Settings struct {
 	FinalEvalTokens int     `yaml:"final_eval_tokens" json:"final_eval_tokens"` // 0: the whole validation split
 	CheckpointEvery int     `yaml:"checkpoint_every" json:"checkpoint_every"`
 	KeepCheckpoints int     `yaml:"keep_checkpoints" json:"keep_checkpoints"`
+	// Precision is the arithmetic of the linear layers' products: "fp32"
+	// (the default, also when empty) or "bf16", bfloat16 factors with
+	// float32 accumulation (layers.BF16: mixed precision, with float32
+	// weights, gradients, optimizer and checkpoints).
+	Precision string `yaml:"precision,omitempty" json:"precision,omitempty"`
 }
 
 // Defaults returns the settings a config file may leave out.
@@ -179,6 +185,9 @@ func (c Config) Validate() error {
 		case f.v < 1:
 			return fmt.Errorf("%s must be positive, got %d", f.key, f.v)
 		}
+	}
+	if _, err := layers.ParsePrecision(t.Precision); err != nil {
+		return fmt.Errorf("train.precision: %w", err)
 	}
 	if t.FinalEvalTokens < 0 {
 		return fmt.Errorf("train.final_eval_tokens must not be negative (0: the whole validation split), got %d", t.FinalEvalTokens)

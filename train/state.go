@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/safetensors"
 )
@@ -68,6 +69,9 @@ func newState(cfg Config, corpus *data.Corpus, trainTok []byte) (*state, error) 
 	m, err := model.New(cfg.Model)
 	if err != nil {
 		return nil, err
+	}
+	if m.Precision, err = layers.ParsePrecision(cfg.Train.Precision); err != nil {
+		return nil, fmt.Errorf("train.precision: %w", err)
 	}
 	// The data order has its own seed stream, apart from initialisation.
 	s, err := data.NewSampler(trainTok, cfg.Model.TrainLen, cfg.Train.Batch, cfg.Model.Seed+1)

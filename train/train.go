@@ -13,6 +13,7 @@ import (
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -127,6 +128,9 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	st, err := newState(cfg, corpus, trainTok)
 	if err != nil {
 		return nil, err
+	}
+	if st.model.Precision == layers.BF16 && !layers.BF16Native() {
+		fmt.Fprintf(logw, "notice: train.precision bf16 without AVX512_BF16 on this CPU: the products run in portable Go, the same bits, many times slower\n")
 	}
 	// This segment's wall time counts from the call, loading included.
 	st.segStart = start

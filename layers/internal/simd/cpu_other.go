@@ -5,4 +5,5 @@ package simd
 const (
 	hasAVX2   = false
 	hasAVX512 = false
+	hasBF16   = false
 )

@@ -49,6 +49,11 @@ func (p Path) Supported() bool {
 	return false
 }
 
+// BF16 reports whether the CPU and the build run AVX512_BF16's instructions
+// (VDPBF16PS, VCVTNE2PS2BF16) and the chosen path is AVX-512: then the
+// bfloat16 products (layers/internal/bf16) run in assembly.
+func BF16() bool { return hasBF16 && Best() == AVX512 }
+
 // Best is the fastest supported path, or the one ALIBI_SIMD names if that
 // is slower and supported.
 func Best() Path { return best(os.Getenv("ALIBI_SIMD")) }

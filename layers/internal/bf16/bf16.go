@@ -1,0 +1,74 @@
+// Package bf16 multiplies float32 matrices in bfloat16 with float32
+// accumulation: the arithmetic of AVX512_BF16's VDPBF16PS, which PyTorch's
+// CPU autocast uses for its linear layers.
+//
+// # Numbers
+//
+// A bfloat16 is the top half of a float32: the sign, the 8 exponent bits
+// and 7 of the 23 mantissa bits. Round converts as VCVTNE2PS2BF16 does:
+// round to nearest, ties to even; a denormal input becomes a zero of its
+// sign; a NaN stays a quiet NaN. The relative rounding error is at most
+// 2^-8 (half a unit in the 8th significant bit); the range is float32's.
+// Two bfloat16 numbers multiply exactly in float32 (8 x 8 significant bits).
+//
+// # The product
+//
+// Gemm computes C = alpha*Â*B̂ + beta*C with Â and B̂ the elementwise Round
+// of op(A) and op(B). Each element of C is accumulated in float32 over k in
+// blocks of at most KC steps, pairs of steps at a time, as one VDPBF16PS
+// lane does: acc += â(2p+1)·b̂(2p+1), rounded, then acc += â(2p)·b̂(2p),
+// rounded (round to nearest even, a denormal result flushed to zero); an
+// odd k is padded with a zero step. A block's sum s then goes into C as
+// alpha*s + beta*C with each product and the sum rounded (beta is 1 after
+// the first block; C is not read when beta is 0). The assembly path
+// (AVX512_BF16, see simd.BF16) and the portable one follow exactly these
+// steps, so they give the same bits; the tests check that. Against the
+// exact product of the float32 inputs, each product term carries the inputs'
+// rounding, a relative error up to about 2^-7, so a sum of k terms of mixed
+// signs is typically off by about 2^-8·sqrt(k) of the terms' size: the
+// price of bfloat16 inputs, which mixed-precision training accepts.
+package bf16
+
+import "math"
+
+// KC is the k block: the steps summed in registers before C is updated.
+const KC = 256
+
+// Round converts x to bfloat16 bits: round to nearest even, denormals to a
+// zero of their sign, NaN to a quiet NaN.
+func Round(x float32) uint16 {
+	b := math.Float32bits(x)
+	switch {
+	case b&0x7fffffff > 0x7f800000: // NaN: keep the top bits, set the quiet bit
+		return uint16(b>>16) | 0x40
+	case b&0x7f800000 == 0: // zero or denormal
+		return uint16(b>>16) & 0x8000
+	}
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// Float32 is the float32 value of bfloat16 bits h.
+func Float32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// pair packs the bfloat16 of two consecutive k steps into one 32-bit word,
+// the even step in the low half, as VDPBF16PS reads them.
+func pair(even, odd float32) uint32 { return uint32(Round(even)) | uint32(Round(odd))<<16 }
+
+// dot2 is one VDPBF16PS lane: acc plus the products of the pairs a and b,
+// the odd halves first, each addition rounded to float32 with a denormal
+// result flushed to zero. The float64 products of bfloat16 values are exact
+// and so is their float64 sum with acc up to the one rounding that matters:
+// a bfloat16 product spans at most 16 bits, too few for the float64
+// rounding to land on a float32 tie that the exact sum is not on.
+func dot2(acc float32, a, b uint32) float32 {
+	acc = ftz(float32(float64(acc) + float64(Float32(uint16(a>>16)))*float64(Float32(uint16(b>>16)))))
+	return ftz(float32(float64(acc) + float64(Float32(uint16(a)))*float64(Float32(uint16(b)))))
+}
+
+// ftz flushes a denormal to a zero of its sign.
+func ftz(x float32) float32 {
+	if b := math.Float32bits(x); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return x
+}

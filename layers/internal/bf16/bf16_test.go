@@ -1,0 +1,204 @@
+package bf16
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// roundRef is Round worked out on values: the nearer of the two bfloat16
+// neighbours of x, the even one on a tie.
+func roundRef(x float32) uint16 {
+	b := math.Float32bits(x)
+	lo := uint16(b >> 16) // truncation: the neighbour toward zero
+	hi := lo + 1
+	dlo := math.Abs(float64(x) - float64(Float32(lo)))
+	dhi := math.Abs(float64(x) - float64(Float32(hi)))
+	if math.IsInf(float64(Float32(hi)), 0) { // rounding up reaches infinity past MaxFloat32's midpoint
+		dhi = math.Pow(2, 128) - math.Abs(float64(x))
+	}
+	switch {
+	case dlo < dhi:
+		return lo
+	case dhi < dlo:
+		return hi
+	case lo&1 == 0:
+		return lo
+	}
+	return hi
+}
+
+func TestRound(t *testing.T) {
+	for _, c := range []struct {
+		in   uint32
+		want uint16
+	}{
+		{0x3f800000, 0x3f80}, // 1
+		{0x3f808000, 0x3f80}, // 1 + 2^-8: a tie, to the even 1
+		{0x3f818000, 0x3f82}, // a tie to the even neighbour above
+		{0x3f808001, 0x3f81}, // just past the tie
+		{0x3f807fff, 0x3f80}, // just before it
+		{0xbf808001, 0xbf81}, // the same below zero
+		{0x7f7fffff, 0x7f80}, // MaxFloat32 rounds to +Inf
+		{0x7f800000, 0x7f80}, // +Inf
+		{0xff800000, 0xff80}, // -Inf
+		{0x7f800001, 0x7fc0}, // a signalling NaN becomes quiet
+		{0xffc12345, 0xffc1}, // a quiet NaN keeps its top bits
+		{0x00000001, 0x0000}, // denormals become zeros of their sign
+		{0x807fffff, 0x8000},
+		{0x00800000, 0x0080}, // the smallest normal stays
+		{0x80000000, 0x8000}, // -0
+	} {
+		if got := Round(math.Float32frombits(c.in)); got != c.want {
+			t.Errorf("Round(%#08x) = %#04x, want %#04x", c.in, got, c.want)
+		}
+	}
+	// Every normal finite float32 of random bits, and the ties, against
+	// the nearest neighbour worked out on values.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		b := r.Uint32()
+		if r.IntN(4) == 0 {
+			b = b&0xffff0000 | 0x8000 // a tie
+		}
+		x := math.Float32frombits(b)
+		if e := b & 0x7f800000; e == 0 || e == 0x7f800000 {
+			continue
+		}
+		if got, want := Round(x), roundRef(x); got != want {
+			t.Fatalf("Round(%#08x) = %#04x, want %#04x", b, got, want)
+		}
+	}
+}
+
+// randMatrix returns rows x cols values (row stride ld) of mixed signs and
+// magnitudes.
+func randMatrix(r *rand.Rand, rows, ld int) []float32 {
+	s := make([]float32, rows*ld)
+	for i := range s {
+		s[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(7)-3)))
+	}
+	return s
+}
+
+type shape struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+}
+
+func shapes() []shape {
+	var out []shape
+	for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+		for _, d := range [][3]int{{1, 1, 1}, {8, 32, 2}, {7, 31, 3}, {9, 33, 255}, {17, 70, 256}, {150, 40, 257}, {300, 65, 600}, {64, 384, 128}} {
+			for _, ab := range [][2]float32{{1, 0}, {0.5, 1}, {-1.25, 0.75}} {
+				out = append(out, shape{tr[0], tr[1], d[0], d[1], d[2], ab[0], ab[1]})
+			}
+		}
+	}
+	return out
+}
+
+// run multiplies random matrices of shape s (C starting from random
+// values) with padded strides and returns C.
+func run(s shape, seed uint64, threads int) ([]float32, []float32, []float32) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	ar, ac := s.m, s.k
+	if s.transA {
+		ar, ac = s.k, s.m
+	}
+	br, bc := s.k, s.n
+	if s.transB {
+		br, bc = s.n, s.k
+	}
+	a, b := randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
+	c := randMatrix(r, s.m, s.n+5)
+	Gemm(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, s.beta, c, s.n+5, threads)
+	return a, b, c
+}
+
+// The assembly kernel gives the portable kernel's bits on every shape:
+// partial tiles, odd k, several k blocks, transposes, beta 0, 1 and other.
+func TestAssemblyBitsEqualPortable(t *testing.T) {
+	if !useAsm {
+		t.Skip("no AVX512_BF16 on this machine or build")
+	}
+	for i, s := range shapes() {
+		_, _, asm := run(s, uint64(i), 1)
+		useAsm = false
+		_, _, ref := run(s, uint64(i), 1)
+		useAsm = true
+		for j := range asm {
+			if math.Float32bits(asm[j]) != math.Float32bits(ref[j]) {
+				t.Fatalf("%+v: element %d: assembly %v (%#08x), portable %v (%#08x)", s, j, asm[j], math.Float32bits(asm[j]), ref[j], math.Float32bits(ref[j]))
+			}
+		}
+	}
+}
+
+// Several goroutines give the bits of one.
+func TestThreadsSameBits(t *testing.T) {
+	defer func(f float64) { minParallelFlops = f }(minParallelFlops)
+	minParallelFlops = 0
+	for i, s := range shapes() {
+		_, _, one := run(s, uint64(i), 1)
+		_, _, four := run(s, uint64(i), 4)
+		for j := range one {
+			if math.Float32bits(one[j]) != math.Float32bits(four[j]) {
+				t.Fatalf("%+v: element %d: %v with one goroutine, %v with four", s, j, one[j], four[j])
+			}
+		}
+	}
+}
+
+// Against float64 sums: of the rounded inputs, within float32 accumulation
+// error; of the float32 inputs, within the bfloat16 rounding of the terms.
+func TestGemmAccuracy(t *testing.T) {
+	for i, s := range shapes() {
+		a, b, got := run(s, uint64(i), 2)
+		r := rand.New(rand.NewPCG(uint64(i), 7))
+		ar, ac := s.m, s.k
+		if s.transA {
+			ar, ac = s.k, s.m
+		}
+		br, bc := s.k, s.n
+		if s.transB {
+			br, bc = s.n, s.k
+		}
+		randMatrix(r, ar, ac+3)
+		randMatrix(r, br, bc+1)
+		c0 := randMatrix(r, s.m, s.n+5)
+		lda, ldb, ldc := ac+3, bc+1, s.n+5
+		for i := range s.m {
+			for j := range s.n {
+				var rounded, exact, mag float64
+				for p := range s.k {
+					var x, y float32
+					if s.transA {
+						x = a[p*lda+i]
+					} else {
+						x = a[i*lda+p]
+					}
+					if s.transB {
+						y = b[j*ldb+p]
+					} else {
+						y = b[p*ldb+j]
+					}
+					rounded += float64(Float32(Round(x))) * float64(Float32(Round(y)))
+					exact += float64(x) * float64(y)
+					mag += math.Abs(float64(x) * float64(y))
+				}
+				al, be := float64(s.alpha), float64(s.beta)
+				cij := float64(c0[i*ldc+j])
+				g := float64(got[i*ldc+j])
+				scale := math.Abs(al)*mag + math.Abs(be*cij)
+				if d := math.Abs(g - (al*rounded + be*cij)); d > 2*float64(s.k+2)*0x1p-24*scale+1e-30 {
+					t.Fatalf("%+v: C(%d,%d) = %v, the float64 sum of the rounded terms gives %v (off by %.3g of %.3g)", s, i, j, g, al*rounded+be*cij, d, scale)
+				}
+				if d := math.Abs(g - (al*exact + be*cij)); d > 0x1p-7*math.Abs(al)*mag+2*float64(s.k+2)*0x1p-24*scale+1e-30 {
+					t.Fatalf("%+v: C(%d,%d) = %v, the exact product gives %v (off by %.3g of %.3g)", s, i, j, g, al*exact+be*cij, d, scale)
+				}
+			}
+		}
+	}
+}

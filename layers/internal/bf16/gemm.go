@@ -1,0 +1,233 @@
+package bf16
+
+import (
+	"fmt"
+	"sync"
+)
+
+// The register tile of the kernels: MR rows of C by NR columns.
+const (
+	MR = 8
+	NR = 32
+	mc = 144 // rows of A packed at a time: 18 slivers of KC/2 pairs, 72 KiB
+)
+
+// minParallelFlops is the smallest 2*m*n*k that Gemm splits across
+// goroutines (a variable so that tests reach the parallel path).
+var minParallelFlops = float64(1 << 22)
+
+// Gemm computes C = alpha*Round(op(A))*Round(op(B)) + beta*C in the
+// arithmetic the package comment describes, for row-major matrices: op(A)
+// is m x k (stored k x m when transA), op(B) is k x n (stored n x k when
+// transB), C is m x n, with row strides lda, ldb and ldc as in row-major
+// CBLAS. Elements of C outside the m x n window are not touched. It uses up
+// to threads goroutines, each on its own rows of C, and gives the same bits
+// whatever the number. It panics if a dimension is negative or a slice is
+// too short for its matrix.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
+	check(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scale(m, n, beta, c, ldc)
+		return
+	}
+	bp := packB(transB, n, k, b, ldb)
+	defer putBuf(bp)
+	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, c, ldc)
+		return
+	}
+	slivers := (m + MR - 1) / MR
+	threads = min(threads, slivers)
+	var wg sync.WaitGroup
+	for t := range threads {
+		lo, hi := t*slivers/threads*MR, min(m, (t+1)*slivers/threads*MR)
+		if t == threads-1 {
+			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, c, ldc)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, c, ldc)
+		}()
+	}
+	wg.Wait()
+}
+
+// rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
+// op(B): for each block of mc rows and each k block, it packs that part of
+// op(A) and runs the kernel down every column sliver.
+func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) {
+	ap := getBuf(mc * KC / 2)
+	defer putBuf(ap)
+	kBlocks := (k + KC - 1) / KC
+	nSlivers := (n + NR - 1) / NR
+	for i0 := lo; i0 < hi; i0 += mc {
+		rows := min(mc, hi-i0)
+		nsl := (rows + MR - 1) / MR
+		for kb := range kBlocks {
+			k0 := kb * KC
+			kp := (min(KC, k-k0) + 1) / 2 // pairs in this block
+			packA(transA, i0, rows, k0, kp, k, a, lda, ap)
+			bt := beta
+			if kb > 0 {
+				bt = 1
+			}
+			// The block's B slivers: kBlocks blocks of nSlivers slivers of
+			// (pairs in the block) x NR words.
+			base := k0 / 2 * nSlivers * NR
+			for s := range nSlivers {
+				j0 := s * NR
+				kernel(nsl, kp, ap, bp[base+s*kp*NR:], c[i0*ldc+j0:], ldc, alpha, bt, rows-(nsl-1)*MR, min(NR, n-j0))
+			}
+		}
+	}
+}
+
+// packA packs rows [i0, i0+rows) of op(A) at k steps [k0, k0+2kp) into
+// slivers of MR rows: word (s, p, i) = pair of row s*MR+i at steps k0+2p
+// and k0+2p+1, zero past the matrix.
+func packA(transA bool, i0, rows, k0, kp, k int, a []float32, lda int, dst []uint32) {
+	nsl := (rows + MR - 1) / MR
+	at := func(i, p int) float32 {
+		if i >= rows || p >= k {
+			return 0
+		}
+		if transA {
+			return a[p*lda+i0+i]
+		}
+		return a[(i0+i)*lda+p]
+	}
+	w := 0
+	for s := range nsl {
+		for p := range kp {
+			kk := k0 + 2*p
+			for i := range MR {
+				dst[w] = pair(at(s*MR+i, kk), at(s*MR+i, kk+1))
+				w++
+			}
+		}
+	}
+}
+
+// packB packs all of op(B): for each k block and each sliver of NR
+// columns, word (p, j) = pair of column j at the block's steps 2p and
+// 2p+1, zero past the matrix.
+func packB(transB bool, n, k int, b []float32, ldb int) []uint32 {
+	nSlivers := (n + NR - 1) / NR
+	pairs := (k + 1) / 2
+	dst := getBuf(pairs * nSlivers * NR)
+	at := func(p, j int) float32 {
+		if p >= k || j >= n {
+			return 0
+		}
+		if transB {
+			return b[j*ldb+p]
+		}
+		return b[p*ldb+j]
+	}
+	w := 0
+	for k0 := 0; k0 < k; k0 += KC {
+		kp := (min(KC, k-k0) + 1) / 2
+		for s := range nSlivers {
+			for p := range kp {
+				kk := k0 + 2*p
+				for j := range NR {
+					dst[w] = pair(at(kk, s*NR+j), at(kk+1, s*NR+j))
+					w++
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// kernelGo is the portable kernel: nsl vertically adjacent MR x NR tiles of
+// C from nsl packed A slivers of kp pairs and one packed B sliver, storing
+// rows rows of the last tile and cols columns.
+func kernelGo(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+	var acc [MR][NR]float32
+	for s := range nsl {
+		acc = [MR][NR]float32{}
+		as := a[s*kp*MR:]
+		for p := range kp {
+			bw := b[p*NR : p*NR+NR]
+			for i := range MR {
+				aw := as[p*MR+i]
+				for j, w := range bw {
+					acc[i][j] = dot2(acc[i][j], w, aw)
+				}
+			}
+		}
+		n := MR
+		if s == nsl-1 {
+			n = rows
+		}
+		for i := range n {
+			row := c[(s*MR+i)*ldc : (s*MR+i)*ldc+cols]
+			for j := range row {
+				t := float32(alpha * acc[i][j])
+				if beta == 0 {
+					row[j] = t
+				} else {
+					row[j] = t + float32(beta*row[j])
+				}
+			}
+		}
+	}
+}
+
+// scale sets C = beta*C on the m x n window (0 when beta is 0).
+func scale(m, n int, beta float32, c []float32, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		for j := range row {
+			if beta == 0 {
+				row[j] = 0
+			} else {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+func check(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("bf16: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	checkMatrix("a", ar, ac, len(a), lda)
+	checkMatrix("b", br, bc, len(b), ldb)
+	checkMatrix("c", m, n, len(c), ldc)
+}
+
+func checkMatrix(name string, rows, cols, length, ld int) {
+	if ld < max(1, cols) {
+		panic(fmt.Sprintf("bf16: ld%s=%d is smaller than max(1, %d)", name, ld, cols))
+	}
+	if rows > 0 && cols > 0 && length < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("bf16: %s has length %d, need %d for %dx%d with stride %d", name, length, (rows-1)*ld+cols, rows, cols, ld))
+	}
+}
+
+// bufs recycles packing buffers.
+var bufs sync.Pool
+
+func getBuf(n int) []uint32 {
+	if p, ok := bufs.Get().(*[]uint32); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]uint32, n)
+}
+
+func putBuf(b []uint32) { bufs.Put(&b) }

@@ -1,0 +1,181 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// VDPBF16PS Zd, Zs1, Zs2 (EVEX.512.F3.0F38.W0 52 /r) has no mnemonic in
+// Go's assembler, so each use below is spelled out in bytes: 62, the three
+// EVEX payload bytes (inverted register extensions, the map 0F38, W0, the
+// inverted Zs1, prefix F3, 512 bits, no mask), the opcode 52 and ModRM
+// 11 ddd sss. Each lane i of Zd gets Zd[i] += Zs1.hi[i]*Zs2.hi[i], then
+// += Zs1.lo[i]*Zs2.lo[i] (the bfloat16 halves of the 32-bit lanes), each
+// rounded to float32. The bytes were checked against GNU as and objdump
+// (vdpbf16ps %zmm18,%zmm16,%zmm0 = 62 b2 7e 40 52 c2), and the kernel is
+// tested bit for bit against the portable one.
+
+// KSTEP is one pair of k steps of the 8x32 tile: the 32 B words at DI into
+// Z16 and Z17, each row's A word at SI broadcast into Z18 or Z19 and
+// multiplied into the row's accumulators Z(2i) (columns 0-15) and Z(2i+1)
+// (16-31); DI and SI then move to the next pair.
+#define KSTEP \
+	VMOVDQU32 (DI), Z16 \
+	VMOVDQU32 64(DI), Z17 \
+	VBROADCASTSS 0(SI), Z18 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xca \
+	VBROADCASTSS 4(SI), Z19 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xdb \
+	VBROADCASTSS 8(SI), Z18 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xea \
+	VBROADCASTSS 12(SI), Z19 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 \
+	BYTE $0x62; BYTE $0xb2; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xfb \
+	VBROADCASTSS 16(SI), Z18 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xc2 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xca \
+	VBROADCASTSS 20(SI), Z19 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xd3 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xdb \
+	VBROADCASTSS 24(SI), Z18 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xe2 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xea \
+	VBROADCASTSS 28(SI), Z19 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x7e; BYTE $0x40; BYTE $0x52; BYTE $0xf3 \
+	BYTE $0x62; BYTE $0x32; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xfb \
+	ADDQ $128, DI \
+	ADDQ $32, SI
+
+// STOREZ stores one row, Z0_ and Z1_, as alpha*acc to the C row at R9
+// (the columns in K1 and K2) and advances R9 by ldc (R8 bytes).
+#define STOREZ(Z0_, Z1_) \
+	VMULPS  Z30, Z0_, Z0_ \
+	VMULPS  Z30, Z1_, Z1_ \
+	VMOVUPS Z0_, K1, (R9) \
+	VMOVUPS Z1_, K2, 64(R9) \
+	ADDQ    R8, R9
+
+// STOREB is STOREZ for C = alpha*acc + beta*C, each product rounded before
+// the sum (no fused multiply-add, as in the portable kernel).
+#define STOREB(Z0_, Z1_) \
+	VMULPS    Z30, Z0_, Z0_ \
+	VMULPS    Z30, Z1_, Z1_ \
+	VMOVUPS.Z (R9), K1, Z20 \
+	VMOVUPS.Z 64(R9), K2, Z21 \
+	VMULPS    Z31, Z20, Z20 \
+	VMULPS    Z31, Z21, Z21 \
+	VADDPS    Z20, Z0_, Z0_ \
+	VADDPS    Z21, Z1_, Z1_ \
+	VMOVUPS   Z0_, K1, (R9) \
+	VMOVUPS   Z1_, K2, 64(R9) \
+	ADDQ      R8, R9
+
+// STORE8 stores the tile's rows with ST, leaving for next after BX rows.
+#define STORE8(ST) \
+	ST(Z0, Z1) \
+	DECQ BX \
+	JZ   next \
+	ST(Z2, Z3) \
+	DECQ BX \
+	JZ   next \
+	ST(Z4, Z5) \
+	DECQ BX \
+	JZ   next \
+	ST(Z6, Z7) \
+	DECQ BX \
+	JZ   next \
+	ST(Z8, Z9) \
+	DECQ BX \
+	JZ   next \
+	ST(Z10, Z11) \
+	DECQ BX \
+	JZ   next \
+	ST(Z12, Z13) \
+	DECQ BX \
+	JZ   next \
+	ST(Z14, Z15) \
+	JMP  next
+
+// func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+//
+// See the Go declaration. CX slivers left, AX the current A sliver, DX its
+// C tile, R8 ldc in bytes, R10 the A sliver size in bytes, SI and DI the A
+// and B words of the current pair, BX a counter, R9 the C row being stored.
+TEXT ·kernelAsm(SB), NOSPLIT, $0-68
+	MOVQ  nsl+0(FP), CX
+	TESTQ CX, CX
+	JZ    done
+	MOVQ  a+16(FP), AX
+	MOVQ  c+32(FP), DX
+	MOVQ  ldc+40(FP), R8
+	SHLQ  $2, R8
+	MOVQ  kp+8(FP), R10
+	SHLQ  $5, R10
+	MOVL  mask+64(FP), BX
+	KMOVW BX, K1
+	SHRL  $16, BX
+	KMOVW BX, K2
+	VBROADCASTSS alpha+48(FP), Z30
+	VBROADCASTSS beta+52(FP), Z31
+
+sliver:
+	MOVQ AX, SI
+	MOVQ b+24(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+	MOVQ kp+8(FP), BX
+	SHRQ $1, BX
+	JZ   tail
+
+loop2:
+	KSTEP
+	KSTEP
+	DECQ BX
+	JNZ  loop2
+
+tail:
+	MOVQ kp+8(FP), BX
+	ANDQ $1, BX
+	JZ   store
+	KSTEP
+
+store:
+	// BX = rows to store: 8, or rows for the last sliver.
+	MOVQ    $8, BX
+	CMPQ    CX, $1
+	CMOVQEQ rows+56(FP), BX
+	MOVQ    DX, R9
+	MOVL    beta+52(FP), R11
+	SHLL    $1, R11 // beta == 0 of either sign
+	JNZ     withbeta
+	STORE8(STOREZ)
+
+withbeta:
+	STORE8(STOREB)
+
+next:
+	ADDQ R10, AX
+	MOVQ R8, R11
+	SHLQ $3, R11
+	ADDQ R11, DX
+	DECQ CX
+	JNZ  sliver
+
+done:
+	VZEROUPPER
+	RET

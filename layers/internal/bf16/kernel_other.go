@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package bf16
+
+// useAsm is false: there is no assembly kernel on this build.
+var useAsm = false
+
+// Assembly reports whether Gemm runs the AVX512_BF16 kernel: never on this
+// build.
+func Assembly() bool { return false }
+
+func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+	kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, rows, cols)
+}

@@ -1,0 +1,68 @@
+package layers
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/alibi-go/alibi/layers/internal/bf16"
+)
+
+// Precision is the arithmetic of the linear layers' matrix products.
+type Precision int
+
+const (
+	// FP32 multiplies in float32: the default, and the only precision of
+	// float64 graphs.
+	FP32 Precision = iota
+	// BF16 rounds both factors of each product to bfloat16 and accumulates
+	// in float32, as AVX512_BF16's VDPBF16PS does (PyTorch's CPU autocast
+	// runs its linear layers so). Only the linear layers' products change:
+	// weights, gradients, the optimizer, LayerNorm, softmax, the attention
+	// scores and every position bias stay float32. A position bias could
+	// not take bfloat16: its 8 significant bits would round -m·(i-j) at a
+	// distance of 30,000 to a multiple of 128·m.
+	BF16
+)
+
+// ParsePrecision reads "fp32" or "bf16" (the empty string is fp32).
+func ParsePrecision(s string) (Precision, error) {
+	switch s {
+	case "", "fp32":
+		return FP32, nil
+	case "bf16":
+		return BF16, nil
+	}
+	return FP32, fmt.Errorf("precision %q: want fp32 or bf16", s)
+}
+
+func (p Precision) String() string {
+	switch p {
+	case FP32:
+		return "fp32"
+	case BF16:
+		return "bf16"
+	}
+	return fmt.Sprintf("Precision(%d)", int(p))
+}
+
+func (p Precision) valid() error {
+	if p != FP32 && p != BF16 {
+		return fmt.Errorf("linear: unknown precision %v", p)
+	}
+	return nil
+}
+
+// BF16Native reports whether BF16 products run on the CPU's AVX512_BF16
+// instructions; without them they run in portable Go, which gives the same
+// bits far more slowly.
+func BF16Native() bool { return bf16.Assembly() }
+
+// gemmIn is gemmAll in precision p (float64 products are always exact
+// float64 ones).
+func gemmIn[T float](p Precision, tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if a32, ok := any(a).([]float32); ok && p == BF16 {
+		bf16.Gemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+		return
+	}
+	gemmAll(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
