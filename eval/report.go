@@ -27,20 +27,29 @@ type RunReport struct {
 	// with (model.Model.Extend), empty for none, at ExtendFactor (0: each
 	// length over TrainLen).
 	Extend       string   `json:"extend,omitempty"`
-	ExtendFactor float64  `json:"extend_factor,omitempty"`
-	Results      []Result `json:"results"`
+	ExtendFactor float64 `json:"extend_factor,omitempty"`
+	// Precision is the arithmetic of the linear layers' products in the
+	// evaluation ("bf16"; empty for float32, layers.Precision).
+	Precision string   `json:"precision,omitempty"`
+	Results   []Result `json:"results"`
 }
 
 // Scheme names the run's position scheme with its extension, if any:
 // "rope", "rope+yarn" (the factor following the length) or "rope+yarn x4".
+// A bfloat16 evaluation adds " bf16".
 func (r RunReport) Scheme() string {
+	s := r.Pos
 	switch {
 	case r.Extend == "":
-		return r.Pos
 	case r.ExtendFactor == 0:
-		return r.Pos + "+" + r.Extend
+		s += "+" + r.Extend
+	default:
+		s = fmt.Sprintf("%s+%s x%g", r.Pos, r.Extend, r.ExtendFactor)
 	}
-	return fmt.Sprintf("%s+%s x%g", r.Pos, r.Extend, r.ExtendFactor)
+	if r.Precision != "" && r.Precision != "fp32" {
+		s += " " + r.Precision
+	}
+	return s
 }
 
 // WriteJSON writes the report, indented. NaN values (positions no window

@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"fmt"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/layers/layerstest"
 	"math"
 	"math/rand/v2"
@@ -52,6 +53,13 @@ func TestCachedLogitsEqualFullPass(t *testing.T) {
 	ids := randomTokens(rng, n, 256)
 	for _, pos := range Schemes() {
 		cachedEqualsFull(t, decodeModel(t, pos), pos, ids)
+	}
+	// With bfloat16 products too: a row's product does not depend on the
+	// rows beside it.
+	for _, pos := range []string{PosALiBi, PosRoPE} {
+		m := decodeModel(t, pos)
+		m.Precision = layers.BF16
+		cachedEqualsFull(t, m, pos+" bf16", ids)
 	}
 }
 

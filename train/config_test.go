@@ -24,6 +24,8 @@ func TestParseConfig(t *testing.T) {
 		{"malformed yaml", "model: [1, 2\n", "yaml"},
 		{"NaN min_lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, min_lr: .nan}\n", "train.min_lr must be a finite number, got NaN"},
 		{"NaN weight decay", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, weight_decay: .nan}\n", "train.weight_decay must be a finite number"},
+		{"bf16", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, precision: bf16}\n", ""},
+		{"unknown precision", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, precision: fp8}\n", `train.precision: precision "fp8": want fp32 or bf16`},
 		{"NaN clip", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1, clip: .NaN}\n", "train.clip must be a finite number"},
 		{"infinite lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: .inf}\n", "train.lr must be a finite number, got +Inf"},
 		{"bad lr", "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: -1}\n", "train.lr"},

@@ -64,6 +64,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	seed := flags.Uint64("seed", 1, "passkey: seed of the episodes")
 	extend := flags.String("extend", "", "evaluation-time extension of every run's positions: pi, ntk, dynamic-ntk or yarn for rope runs, interp for alibi runs")
 	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1; --task passkey needs one; dynamic-ntk takes none)")
+	precision := flags.String("precision", "fp32", "arithmetic of the linear layers' products: fp32, or bf16 (bfloat16 factors, float32 accumulation; reported as a scheme of its own)")
 	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: lengths estimated to need more than %d%% of it are refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -152,10 +153,18 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		opened = append(opened, r)
 	}
+	prec, err := layers.ParsePrecision(*precision)
+	if err != nil {
+		return fail("--precision: %v", err)
+	}
+	if prec == layers.BF16 && !layers.BF16Native() {
+		fmt.Fprintf(stderr, "notice: --precision bf16 without AVX512_BF16 on this CPU: the products run in portable Go, the same bits, many times slower\n")
+	}
 	for _, r := range opened {
 		if err := r.Model.Extend(*extend, *extendFactor); err != nil {
 			return fail("%s: --extend: %v", r.Name, err)
 		}
+		r.Model.Precision = prec
 	}
 	var fileTokens []byte
 	if *dataPath != "" {
@@ -226,6 +235,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	for _, j := range jobs {
 		cfg := j.r.Model.Config
 		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Label(), TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor}
+		if prec != layers.FP32 {
+			rr.Precision = prec.String()
+		}
 		for _, l := range j.lengths {
 			res, err := eval.Perplexity(j.r.Model, j.tokens, opts(l))
 			if err != nil {

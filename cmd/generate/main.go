@@ -61,6 +61,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	stop := flags.String("stop", "", "stop a prompt's generation when this text appears (it is not printed)")
 	extend := flags.String("extend", "", "evaluation-time extension of the positions: pi, ntk, dynamic-ntk or yarn for a rope run, interp for an alibi run")
 	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: the longest prompt plus --tokens, over the training length, at least 1; dynamic-ntk takes none: its factor follows the length)")
+	precision := flags.String("precision", "fp32", "arithmetic of the linear layers' products: fp32, or bf16 (bfloat16 factors, float32 accumulation)")
 	jsonPath := flags.String("json", "", "write each prompt's prompt_tokens, tokens, context, tokens_per_second and text to this JSON file")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -97,6 +98,17 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
 	}
 	scheme := trained.Model.Config.Label()
+	prec, err := layers.ParsePrecision(*precision)
+	if err != nil {
+		return fail("--precision: %v", err)
+	}
+	if prec == layers.BF16 && !layers.BF16Native() {
+		fmt.Fprintf(stderr, "notice: --precision bf16 without AVX512_BF16 on this CPU: the products run in portable Go, the same bits, many times slower\n")
+	}
+	trained.Model.Precision = prec
+	if prec != layers.FP32 {
+		scheme += " " + prec.String()
+	}
 	if *extend != "" {
 		f := *extendFactor
 		e, _ := position.LookupExtension(*extend) // an unknown name: Extend says so below
