@@ -26,7 +26,7 @@ type RunReport struct {
 	// Extend names the evaluation-time extension the run was evaluated
 	// with (model.Model.Extend), empty for none, at ExtendFactor (0: each
 	// length over TrainLen).
-	Extend       string   `json:"extend,omitempty"`
+	Extend       string  `json:"extend,omitempty"`
 	ExtendFactor float64 `json:"extend_factor,omitempty"`
 	// Precision is the arithmetic of the linear layers' products in the
 	// evaluation ("bf16"; empty for float32, layers.Precision).
