@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/alibi-go/alibi/model"
@@ -41,6 +42,14 @@ func BenchmarkTrainStepSchemes(b *testing.B) {
 // products' achieved GFLOP/s (model.Config.FLOPsPerToken).
 func BenchmarkTrainStepTiny(b *testing.B) { benchTrainStep(b, "") }
 
+// BenchmarkTrainStepPrecision is BenchmarkTrainStepTiny in fp32 and in bf16
+// (train.precision), alternating with -count N.
+func BenchmarkTrainStepPrecision(b *testing.B) {
+	for _, p := range []string{"fp32", "bf16"} {
+		b.Run(p, func(b *testing.B) { benchTrainStep(b, "precision="+p) })
+	}
+}
+
 // benchTrainStep times the training step of the tiny config with the
 // position scheme pos, a model.Config label such as alibi+log-length ("" for
 // the config's own).
@@ -49,7 +58,9 @@ func benchTrainStep(b *testing.B, pos string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if pos != "" {
+	if p, ok := strings.CutPrefix(pos, "precision="); ok {
+		cfg.Train.Precision = p
+	} else if pos != "" {
 		cfg.Model.ApplyLabel(pos)
 	}
 	corpus, trainTok, _, err := LoadData(cfg, nil)
