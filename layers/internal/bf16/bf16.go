@@ -50,10 +50,6 @@ func Round(x float32) uint16 {
 // Float32 is the float32 value of bfloat16 bits h.
 func Float32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
-// pair packs the bfloat16 of two consecutive k steps into one 32-bit word,
-// the even step in the low half, as VDPBF16PS reads them.
-func pair(even, odd float32) uint32 { return uint32(Round(even)) | uint32(Round(odd))<<16 }
-
 // dot2 is one VDPBF16PS lane: acc plus the products of the pairs a and b,
 // the odd halves first, each addition rounded to float32 with a denormal
 // result flushed to zero. The float64 products of bfloat16 values are exact

@@ -202,3 +202,30 @@ func TestGemmAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// RoundSlice gives Round's bits, in assembly too: ties, denormals, NaNs,
+// infinities and random values, at lengths around the 32-element blocks.
+func TestRoundSlice(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	special := []uint32{0x3f808000, 0x3f818000, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7f800001, 0xffc12345, 0x00000001, 0x807fffff, 0x00800000, 0x80000000, 0}
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 100, 1000} {
+		src := make([]float32, n)
+		for i := range src {
+			b := r.Uint32()
+			switch r.IntN(3) {
+			case 0:
+				b = special[r.IntN(len(special))]
+			case 1:
+				b = b&0xffff0000 | 0x8000
+			}
+			src[i] = math.Float32frombits(b)
+		}
+		dst := make([]uint16, n)
+		RoundSlice(dst, src)
+		for i, x := range src {
+			if dst[i] != Round(x) {
+				t.Fatalf("n %d: RoundSlice of %#08x gives %#04x, Round %#04x", n, math.Float32bits(x), dst[i], Round(x))
+			}
+		}
+	}
+}

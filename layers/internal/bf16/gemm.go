@@ -92,25 +92,11 @@ func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda in
 // and k0+2p+1, zero past the matrix.
 func packA(transA bool, i0, rows, k0, kp, k int, a []float32, lda int, dst []uint32) {
 	nsl := (rows + MR - 1) / MR
-	at := func(i, p int) float32 {
-		if i >= rows || p >= k {
-			return 0
-		}
-		if transA {
-			return a[p*lda+i0+i]
-		}
-		return a[(i0+i)*lda+p]
+	if transA { // A(i, p) = a[p*lda + i]: the pairs are two rows of a
+		packAcross(dst, a, lda, i0, rows, nsl, MR, k0, kp, k)
+		return
 	}
-	w := 0
-	for s := range nsl {
-		for p := range kp {
-			kk := k0 + 2*p
-			for i := range MR {
-				dst[w] = pair(at(s*MR+i, kk), at(s*MR+i, kk+1))
-				w++
-			}
-		}
-	}
+	packAlong(dst, a, lda, i0, rows, nsl, MR, k0, kp, k)
 }
 
 // packB packs all of op(B): for each k block and each sliver of NR
@@ -118,31 +104,67 @@ func packA(transA bool, i0, rows, k0, kp, k int, a []float32, lda int, dst []uin
 // 2p+1, zero past the matrix.
 func packB(transB bool, n, k int, b []float32, ldb int) []uint32 {
 	nSlivers := (n + NR - 1) / NR
-	pairs := (k + 1) / 2
-	dst := getBuf(pairs * nSlivers * NR)
-	at := func(p, j int) float32 {
-		if p >= k || j >= n {
-			return 0
-		}
-		if transB {
-			return b[j*ldb+p]
-		}
-		return b[p*ldb+j]
-	}
-	w := 0
+	dst := getBuf((k + 1) / 2 * nSlivers * NR)
 	for k0 := 0; k0 < k; k0 += KC {
 		kp := (min(KC, k-k0) + 1) / 2
-		for s := range nSlivers {
-			for p := range kp {
-				kk := k0 + 2*p
-				for j := range NR {
-					dst[w] = pair(at(kk, s*NR+j), at(kk+1, s*NR+j))
-					w++
-				}
-			}
+		block := dst[k0/2*nSlivers*NR:]
+		if transB { // B(p, j) = b[j*ldb + p]: a column's steps are contiguous
+			packAlong(block, b, ldb, 0, n, nSlivers, NR, k0, kp, k)
+		} else {
+			packAcross(block, b, ldb, 0, n, nSlivers, NR, k0, kp, k)
 		}
 	}
 	return dst
+}
+
+// packAlong packs lines r0.. r0+lines-1 of src whose k steps are contiguous
+// (element (r, p) at src[(r0+r)*ld + p]) into slivers of width lines:
+// dst[s*kp*width + q*width + r%width] is the pair of line s*width+r%width at
+// steps k0+2q and k0+2q+1. Each line is converted to bfloat16 at once
+// (RoundSlice); two consecutive halves of it are the pair's word.
+func packAlong(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, kp, k int) {
+	kk := min(2*kp, k-k0)
+	row := getBuf16(2 * kp)
+	defer putBuf16(row)
+	for r := range slivers * width {
+		if r < lines {
+			RoundSlice(row[:kk], src[(r0+r)*ld+k0:(r0+r)*ld+k0+kk])
+			clear(row[kk:])
+		} else {
+			clear(row)
+		}
+		out := dst[r/width*kp*width+r%width:]
+		for q := range kp {
+			out[q*width] = uint32(row[2*q]) | uint32(row[2*q+1])<<16
+		}
+	}
+}
+
+// packAcross is packAlong for src whose k steps are its rows (element (r,
+// p) at src[p*ld + r0 + r]): each pair of rows is converted and
+// interleaved.
+func packAcross(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, kp, k int) {
+	n := slivers * width
+	lo, hi := getBuf16(n), getBuf16(n)
+	defer putBuf16(lo)
+	defer putBuf16(hi)
+	for q := range kp {
+		for h, half := range [2][]uint16{lo, hi} {
+			if p := k0 + 2*q + h; p < k {
+				RoundSlice(half, src[p*ld+r0:p*ld+r0+lines])
+				clear(half[lines:])
+			} else {
+				clear(half)
+			}
+		}
+		for s := range slivers {
+			out := dst[s*kp*width+q*width : s*kp*width+q*width+width]
+			l, h := lo[s*width:s*width+width], hi[s*width:s*width+width]
+			for j := range out {
+				out[j] = uint32(l[j]) | uint32(h[j])<<16
+			}
+		}
+	}
 }
 
 // kernelGo is the portable kernel: nsl vertically adjacent MR x NR tiles of
@@ -231,3 +253,15 @@ func getBuf(n int) []uint32 {
 }
 
 func putBuf(b []uint32) { bufs.Put(&b) }
+
+// bufs16 recycles conversion rows.
+var bufs16 sync.Pool
+
+func getBuf16(n int) []uint16 {
+	if p, ok := bufs16.Get().(*[]uint16); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]uint16, n)
+}
+
+func putBuf16(b []uint16) { bufs16.Put(&b) }

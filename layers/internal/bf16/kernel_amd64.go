@@ -33,3 +33,24 @@ func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float3
 	_ = c[(nsl-1)*MR*ldc+(rows-1)*ldc+cols-1]
 	kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1)
 }
+
+// roundAsm converts n floats, a multiple of 32, to bfloat16 as Round does,
+// with VCVTNEPS2BF16.
+//
+//go:noescape
+func roundAsm(dst *uint16, src *float32, n int)
+
+// RoundSlice sets dst[i] = Round(src[i]) for every i < len(src); dst must be
+// at least as long.
+func RoundSlice(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	done := 0
+	if useAsm {
+		if done = len(src) &^ 31; done > 0 {
+			roundAsm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
+		}
+	}
+	for i := done; i < len(src); i++ {
+		dst[i] = Round(src[i])
+	}
+}

@@ -179,3 +179,33 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func roundAsm(dst *uint16, src *float32, n int)
+//
+// Converts n floats (a multiple of 32) to bfloat16 with VCVTNEPS2BF16
+// Yd, Zs (EVEX.512.F3.0F38.W0 72 /r, spelled in bytes: 62 f2 7e 48 72 and
+// ModRM 11 ddd sss; GNU objdump reads 62 f2 7e 48 72 c9 as
+// vcvtneps2bf16 %zmm1,%ymm1): round to nearest even, denormals to zero,
+// NaN quietened, as Round.
+TEXT ·roundAsm(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $5, CX
+	JZ   rdone
+
+rloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // VCVTNEPS2BF16 Z0, Y0
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc9 // VCVTNEPS2BF16 Z1, Y1
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	ADDQ    $128, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     rloop
+
+rdone:
+	VZEROUPPER
+	RET

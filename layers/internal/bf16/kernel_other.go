@@ -12,3 +12,12 @@ func Assembly() bool { return false }
 func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, rows, cols int) {
 	kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, rows, cols)
 }
+
+// RoundSlice sets dst[i] = Round(src[i]) for every i < len(src); dst must be
+// at least as long.
+func RoundSlice(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = Round(x)
+	}
+}
