@@ -33,12 +33,14 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		scale(m, n, beta, c, ldc)
 		return
 	}
-	bp := packB(transB, n, k, b, ldb)
-	defer putBuf(bp)
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		bp := packB(transB, n, k, b, ldb, 1)
+		defer putBuf(bp)
 		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, c, ldc)
 		return
 	}
+	bp := packB(transB, n, k, b, ldb, threads)
+	defer putBuf(bp)
 	slivers := (m + MR - 1) / MR
 	threads = min(threads, slivers)
 	var wg sync.WaitGroup
@@ -101,19 +103,47 @@ func packA(transA bool, i0, rows, k0, kp, k int, a []float32, lda int, dst []uin
 
 // packB packs all of op(B): for each k block and each sliver of NR
 // columns, word (p, j) = pair of column j at the block's steps 2p and
-// 2p+1, zero past the matrix.
-func packB(transB bool, n, k int, b []float32, ldb int) []uint32 {
+// 2p+1, zero past the matrix. With threads > 1, the slivers of each block
+// are shared out among that many goroutines.
+func packB(transB bool, n, k int, b []float32, ldb int, threads int) []uint32 {
 	nSlivers := (n + NR - 1) / NR
 	dst := getBuf((k + 1) / 2 * nSlivers * NR)
-	for k0 := 0; k0 < k; k0 += KC {
+	pack := func(k0, s0, s1 int) {
 		kp := (min(KC, k-k0) + 1) / 2
-		block := dst[k0/2*nSlivers*NR:]
+		block := dst[k0/2*nSlivers*NR+s0*kp*NR:]
+		lines := min(n, s1*NR) - s0*NR
 		if transB { // B(p, j) = b[j*ldb + p]: a column's steps are contiguous
-			packAlong(block, b, ldb, 0, n, nSlivers, NR, k0, kp, k)
+			packAlong(block, b, ldb, s0*NR, lines, s1-s0, NR, k0, kp, k)
 		} else {
-			packAcross(block, b, ldb, 0, n, nSlivers, NR, k0, kp, k)
+			packAcross(block, b, ldb, s0*NR, lines, s1-s0, NR, k0, kp, k)
 		}
 	}
+	type part struct{ k0, s0, s1 int }
+	var parts []part
+	per := max(1, nSlivers/max(1, threads))
+	for k0 := 0; k0 < k; k0 += KC {
+		for s0 := 0; s0 < nSlivers; s0 += per {
+			parts = append(parts, part{k0, s0, min(nSlivers, s0+per)})
+		}
+	}
+	threads = min(threads, len(parts))
+	if threads <= 1 {
+		for _, p := range parts {
+			pack(p.k0, p.s0, p.s1)
+		}
+		return dst
+	}
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := t; i < len(parts); i += threads {
+				pack(parts[i].k0, parts[i].s0, parts[i].s1)
+			}
+		}()
+	}
+	wg.Wait()
 	return dst
 }
 
