@@ -150,22 +150,29 @@ func packB(transB bool, n, k int, b []float32, ldb int, threads int) []uint32 {
 // packAlong packs lines r0.. r0+lines-1 of src whose k steps are contiguous
 // (element (r, p) at src[(r0+r)*ld + p]) into slivers of width lines:
 // dst[s*kp*width + q*width + r%width] is the pair of line s*width+r%width at
-// steps k0+2q and k0+2q+1. Each line is converted to bfloat16 at once
-// (RoundSlice); two consecutive halves of it are the pair's word.
+// steps k0+2q and k0+2q+1. The lines of a sliver are converted to bfloat16
+// at once (RoundSlice); two consecutive halves of a line are then a pair's
+// word, and the sliver is their transpose.
 func packAlong(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, kp, k int) {
 	kk := min(2*kp, k-k0)
-	row := getBuf16(2 * kp)
-	defer putBuf16(row)
-	for r := range slivers * width {
-		if r < lines {
-			RoundSlice(row[:kk], src[(r0+r)*ld+k0:(r0+r)*ld+k0+kk])
-			clear(row[kk:])
-		} else {
-			clear(row)
+	conv := getBuf16(width * 2 * kp)
+	defer putBuf16(conv)
+	for s := range slivers {
+		for i := range width {
+			row := conv[i*2*kp : (i+1)*2*kp]
+			if r := s*width + i; r < lines {
+				RoundSlice(row[:kk], src[(r0+r)*ld+k0:(r0+r)*ld+k0+kk])
+				clear(row[kk:])
+			} else {
+				clear(row)
+			}
 		}
-		out := dst[r/width*kp*width+r%width:]
+		out := dst[s*kp*width : (s+1)*kp*width]
 		for q := range kp {
-			out[q*width] = uint32(row[2*q]) | uint32(row[2*q+1])<<16
+			o := out[q*width : q*width+width]
+			for i := range o {
+				o[i] = uint32(conv[i*2*kp+2*q]) | uint32(conv[i*2*kp+2*q+1])<<16
+			}
 		}
 	}
 }
