@@ -47,3 +47,12 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRoundSlice converts 64 Ki floats (256 KiB, in L2).
+func BenchmarkRoundSlice(b *testing.B) {
+	src, dst := randMatrix(rand.New(rand.NewPCG(2, 2)), 1<<16, 1), make([]uint16, 1<<16)
+	b.SetBytes(4 << 16)
+	for range b.N {
+		RoundSlice(dst, src)
+	}
+}
