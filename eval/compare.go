@@ -56,6 +56,30 @@ type LossPoint struct {
 type Comparison struct {
 	Runs    []TrainedRun `json:"runs"`
 	Schemes []Scheme     `json:"schemes"`
+	// noTimings (WithoutTimings) leaves the training throughput out of
+	// Markdown.
+	noTimings bool
+}
+
+// WithoutTimings returns the comparison without what depends on the
+// machine and the moment: every wall time, tokens/s and peak memory is 0,
+// and Markdown leaves the throughput column out. Two runs of one grid, on
+// any machines, then give the same report bytes.
+func (c Comparison) WithoutTimings() Comparison {
+	runs := make([]TrainedRun, len(c.Runs))
+	for i, r := range c.Runs {
+		r.TokensPerSecond, r.WallSeconds, r.PeakRSSBytes = 0, 0, 0
+		r.Results = append([]Result(nil), r.Results...)
+		for j := range r.Results {
+			r.Results[j].WallSeconds, r.Results[j].TokensPerSecond, r.Results[j].PeakRSSBytes = 0, 0, 0
+		}
+		runs[i] = r
+	}
+	schemes := append([]Scheme(nil), c.Schemes...)
+	for i := range schemes {
+		schemes[i].TokensPerSecond = 0
+	}
+	return Comparison{Runs: runs, Schemes: schemes, noTimings: true}
 }
 
 // Scheme summarises the runs of one position scheme.
@@ -197,11 +221,19 @@ func (c Comparison) Markdown(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n| scheme | parameters | training tokens/s (mean) | seeds |\n|---|---|---|---|\n")
+	if c.noTimings {
+		b.WriteString("\n| scheme | parameters | seeds |\n|---|---|---|\n")
+	} else {
+		b.WriteString("\n| scheme | parameters | training tokens/s (mean) | seeds |\n|---|---|---|---|\n")
+	}
 	for _, s := range c.Schemes {
 		var seedList []string
 		for _, x := range s.Seeds {
 			seedList = append(seedList, fmt.Sprint(x))
+		}
+		if c.noTimings {
+			fmt.Fprintf(&b, "| %s | %d | %s |\n", s.Pos, s.Params, strings.Join(seedList, ", "))
+			continue
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Pos, s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
 	}

@@ -69,6 +69,8 @@ type options struct {
 	// runs is also evaluated with.
 	extendList string
 	extends    map[string][]string
+	// noTimings leaves the machine's figures out of the report.
+	noTimings bool
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -93,6 +95,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
+	flags.BoolVar(&o.noTimings, "no-timings", false, "leave the machine's figures out of the report (wall times, tokens/s, peak memory, the date), so that one grid gives the same report bytes wherever and however it ran (not with the context lenses, whose reports keep theirs)")
 	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -109,6 +112,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := o.parse(cfg, *shard); err != nil {
 		return fail("%v", err)
+	}
+	if o.noTimings && o.lenses() {
+		return fail("--no-timings applies to the perplexity report only, not with --strides, --passkey or --attention-stats")
 	}
 	cells := grid(cfg, o)
 	if o.reportOnly {

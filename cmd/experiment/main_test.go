@@ -145,6 +145,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"--config", cfg, "--seeds", "2,1,02"}, "experiment: --seeds lists 2 twice"},
 		{[]string{"--config", cfg, "--pos", "alibi,none, alibi"}, "experiment: --pos lists alibi twice"},
 		{[]string{"--config", cfg, "--mults", "1,2,1"}, "experiment: --mults lists 1 twice"},
+		{[]string{"--config", cfg, "--no-timings", "--attention-stats"}, "--no-timings applies to the perplexity report only"},
 		{[]string{"--config", cfg, "--pos", "alibi,rope", "--extend", "rope:interp"}, "experiment: --extend rope:interp: extension interp applies to alibi runs, not rope; for rope use pi, ntk, dynamic-ntk, yarn"},
 		{[]string{"--config", cfg, "--pos", "alibi", "--extend", "rope:pi"}, "experiment: --extend rope:pi: rope is not one of --pos"},
 		{[]string{"--config", cfg, "--pos", "rope", "--extend", "yarn"}, `experiment: --extend: "yarn" is not scheme:method`},
@@ -258,5 +259,54 @@ func TestExperimentShards(t *testing.T) {
 	e.Reset()
 	if code := command([]string{"--config", cfg, "--pos", "alibi,none", "--out", out, "--mults", "1,2", "--max-tokens", "60", "--report-only"}, &o, &e); code != 0 {
 		t.Fatalf("the config's seed alone: exit %d: %s", code, e.String())
+	}
+}
+
+// With --no-timings, one grid trained in one process and, elsewhere, in
+// two shards and a --report-only gives the same report bytes: nothing in
+// it depends on the machine, the moment or how the work was split.
+func TestNoTimingsSameBytes(t *testing.T) {
+	var md, js [2][]byte
+	for i := range 2 {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "corpus.txt"), []byte(strings.Repeat("a little text to train on. ", 40)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "micro.yaml"), []byte(strings.Replace(microYAML, "CORPUS", "corpus.txt", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--config", "micro.yaml", "--pos", "alibi,none", "--seeds", "1,2", "--out", "grid", "--mults", "1,2", "--max-tokens", "60", "--no-timings"}
+		runs := [][]string{args}
+		if i == 1 {
+			runs = [][]string{append(args, "--shard", "2/2"), append(args, "--shard", "1/2"), append(args, "--report-only")}
+		}
+		for _, a := range runs {
+			cmd := exec.Command(os.Args[0], a...)
+			cmd.Dir, cmd.Env = dir, append(os.Environ(), "ALIBI_EXPERIMENT_MAIN=1")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", a, err, b)
+			}
+		}
+		var err error
+		if md[i], err = os.ReadFile(filepath.Join(dir, "grid", "report.md")); err != nil {
+			t.Fatal(err)
+		}
+		if js[i], err = os.ReadFile(filepath.Join(dir, "grid", "report.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(md[0], md[1]) {
+		t.Errorf("report.md differs:\n%s\n---\n%s", md[0], md[1])
+	}
+	if !bytes.Equal(js[0], js[1]) {
+		t.Error("report.json differs")
+	}
+	for _, word := range []string{"tokens/s", "wall", "RSS", "Generated"} {
+		if bytes.Contains(md[0], []byte(word)) {
+			t.Errorf("report.md with --no-timings says %q:\n%s", word, md[0])
+		}
+	}
+	if !bytes.Contains(md[0], []byte("--no-timings")) || !bytes.Contains(md[0], []byte("mean of 2 seeds")) {
+		t.Errorf("report.md:\n%s", md[0])
 	}
 }

@@ -158,6 +158,9 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		return 1
 	}
 	cmp := eval.Compare(runs)
+	if o.noTimings {
+		cmp = cmp.WithoutTimings()
+	}
 	var js bytes.Buffer
 	// report.json holds the losses by position in log-spaced buckets; the
 	// full arrays stay in each run's eval.json.
@@ -259,18 +262,46 @@ func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o option
 			fmt.Fprintf(&b, "Corpus of %s: %s.\n\n", r.Run, r.Corpus)
 		}
 	}
+	if o.noTimings {
+		b.WriteString("| run | seed | parameters | final train loss |\n|---|---|---|---|\n")
+		for _, r := range cmp.Runs {
+			fmt.Fprintf(&b, "| %s | %d | %d | %.4f |\n", r.Run, r.Seed, r.Params, r.FinalTrainLoss)
+		}
+		b.WriteString("\n| run | eval length | tokens | windows |\n|---|---|---|---|\n")
+		for _, r := range cmp.Runs {
+			for _, x := range r.Results {
+				fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", r.Run, x.Len, x.Tokens, x.Windows)
+			}
+		}
+	} else {
+		timings(&b, cmp)
+	}
+	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\n%s\n```\n", reproduce(o))
+	if !o.noTimings {
+		fmt.Fprintf(&b, "\nGenerated %s.\n", time.Now().UTC().Format("2006-01-02"))
+	}
+	return b.String()
+}
+
+// timings writes the table of every run's training figures and the table
+// of every evaluation's.
+func timings(b *strings.Builder, cmp eval.Comparison) {
 	b.WriteString("| run | seed | parameters | train wall (s) | train tokens/s | final train loss | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range cmp.Runs {
-		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.4f | %.0f |\n", r.Run, r.Seed, r.Params, r.WallSeconds, r.TokensPerSecond,
+		fmt.Fprintf(b, "| %s | %d | %d | %.0f | %.0f | %.4f | %.0f |\n", r.Run, r.Seed, r.Params, r.WallSeconds, r.TokensPerSecond,
 			r.FinalTrainLoss, float64(r.PeakRSSBytes)/(1<<20))
 	}
 	b.WriteString("\n| run | eval length | tokens | windows | wall (s) | tokens/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range cmp.Runs {
 		for _, x := range r.Results {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1f | %.0f | %.0f |\n", r.Run, x.Len, x.Tokens, x.Windows, x.WallSeconds,
+			fmt.Fprintf(b, "| %s | %d | %d | %d | %.1f | %.0f | %.0f |\n", r.Run, x.Len, x.Tokens, x.Windows, x.WallSeconds,
 				x.TokensPerSecond, float64(x.PeakRSSBytes)/(1<<20))
 		}
 	}
+}
+
+// reproduce is the command that makes the report.
+func reproduce(o options) string {
 	cmd := fmt.Sprintf("go run ./cmd/experiment --config %s --pos %s --out %s --mults %s", o.configPath, o.posList, o.out, o.mults)
 	if o.seedList != "" {
 		cmd += " --seeds " + o.seedList
@@ -293,8 +324,10 @@ func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o option
 	if o.extendList != "" {
 		cmd += " --extend " + o.extendList
 	}
-	fmt.Fprintf(&b, "\n## Reproduce\n\n```sh\n%s\n```\n\nGenerated %s.\n", cmd, time.Now().UTC().Format("2006-01-02"))
-	return b.String()
+	if o.noTimings {
+		cmd += " --no-timings"
+	}
+	return cmd
 }
 
 // errSuffix is ": err" for a non-nil err, and "" for nil.
