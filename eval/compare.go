@@ -23,8 +23,20 @@ type TrainedRun struct {
 	FinalTrainLoss  float64     `json:"final_train_loss"`
 	PeakRSSBytes    int64       `json:"train_peak_rss_bytes"`
 	Corpus          CorpusID    `json:"corpus"`
-	Loss            []LossPoint `json:"loss"`    // training loss by step
-	Results         []Result    `json:"results"` // non-overlapping, one per length
+	Loss            []LossPoint `json:"loss"` // training loss by step
+	// Validation is the periodic validation of training (train.eval_every),
+	// in order: what time-to-perplexity is read from.
+	Validation []ValPoint `json:"validation,omitempty"`
+	Results    []Result   `json:"results"` // non-overlapping, one per length
+}
+
+// ValPoint is one periodic validation during training: the step, the
+// training tokens and wall seconds so far, and the validation perplexity.
+type ValPoint struct {
+	Step    int     `json:"step"`
+	Tokens  int64   `json:"tokens"`
+	Seconds float64 `json:"seconds"`
+	PPL     float64 `json:"ppl"`
 }
 
 // CorpusID names exactly what a run trained on: the corpus spec, its size,
@@ -69,6 +81,10 @@ func (c Comparison) WithoutTimings() Comparison {
 	runs := make([]TrainedRun, len(c.Runs))
 	for i, r := range c.Runs {
 		r.TokensPerSecond, r.WallSeconds, r.PeakRSSBytes = 0, 0, 0
+		r.Validation = append([]ValPoint(nil), r.Validation...)
+		for j := range r.Validation {
+			r.Validation[j].Seconds = 0
+		}
 		r.Results = append([]Result(nil), r.Results...)
 		for j := range r.Results {
 			r.Results[j].WallSeconds, r.Results[j].TokensPerSecond, r.Results[j].PeakRSSBytes = 0, 0, 0
@@ -237,6 +253,7 @@ func (c Comparison) Markdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Pos, s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
 	}
+	c.reachMarkdown(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -16,16 +16,84 @@ import (
 // the smallest to the largest when there are several), the loss by
 // position inside the window at the longest length (first seed), and the
 // training loss against the step of every run.
+//
+// When the runs have periodic validations, two more panels plot the
+// validation perplexity against the training tokens and (with timings)
+// against the wall seconds, so that runs of different training lengths or
+// speeds compare at equal data and equal time.
 func (c Comparison) Plot(path string) error {
+	fs := []func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}
+	if c.ReachTarget() > 0 {
+		fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(false) })
+		if !c.noTimings {
+			fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(true) })
+		}
+	}
 	var panels []*plot.Plot
-	for _, f := range []func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot} {
+	for _, f := range fs {
 		p, err := f()
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}
 		panels = append(panels, p)
 	}
-	return savePanels(path, 19*vg.Inch, panels...)
+	return savePanels(path, vg.Length(len(panels))*19*vg.Inch/3, panels...)
+}
+
+// validationPlot is each run's periodic validation perplexity against its
+// training tokens, or its wall seconds, with the time-to-perplexity target
+// as a dashed line.
+func (c Comparison) validationPlot(seconds bool) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Validation perplexity vs training tokens"
+	p.X.Label.Text = "training tokens"
+	if seconds {
+		p.Title.Text = "Validation perplexity vs wall time"
+		p.X.Label.Text = "wall seconds"
+	}
+	p.Y.Label.Text = "validation perplexity (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Legend.Top = true
+	color := map[string]int{}
+	for i, s := range c.Schemes {
+		color[s.Pos] = i
+	}
+	labelled := map[string]bool{}
+	xmax := 0.0
+	for _, r := range c.Runs {
+		var pts plotter.XYs
+		for _, v := range r.Validation {
+			x := float64(v.Tokens)
+			if seconds {
+				x = v.Seconds
+			}
+			pts = append(pts, plotter.XY{X: x, Y: v.PPL})
+			xmax = math.Max(xmax, x)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = seriesColor(color[r.Pos]), vg.Points(1)
+		points.Color, points.Shape = seriesColor(color[r.Pos]), plotutil.Shape(color[r.Pos])
+		p.Add(line, points)
+		if !labelled[r.Pos] {
+			labelled[r.Pos] = true
+			p.Legend.Add(r.Pos, line, points)
+		}
+	}
+	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: c.ReachTarget()}, {X: xmax, Y: c.ReachTarget()}})
+	if err != nil {
+		return nil, err
+	}
+	target.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(target)
+	p.Legend.Add(fmt.Sprintf("target %.3f", c.ReachTarget()), target)
+	return p, nil
 }
 
 func (c Comparison) lengthPlot() (*plot.Plot, error) {

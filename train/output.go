@@ -158,20 +158,51 @@ func (p *progress) finish() {
 // ReadLoss returns the training loss of every step a run's metrics.jsonl
 // logged, in order.
 func ReadLoss(dir string) ([]eval.LossPoint, error) {
+	return scanMetrics(dir, func(rec metricsLine) (eval.LossPoint, bool) {
+		if rec.Step == nil || rec.Loss == nil {
+			return eval.LossPoint{}, false
+		}
+		return eval.LossPoint{Step: *rec.Step, Loss: *rec.Loss}, true
+	})
+}
+
+// ReadValidation reads the periodic validations of the run in dir from its
+// metrics.jsonl, in order: step, wall seconds and perplexity, with the
+// training tokens so far, tokensPerStep (batch x train_len) a step.
+func ReadValidation(dir string, tokensPerStep int) ([]eval.ValPoint, error) {
+	return scanMetrics(dir, func(rec metricsLine) (eval.ValPoint, bool) {
+		if rec.Step == nil || rec.ValPPL == nil || rec.Elapsed == nil {
+			return eval.ValPoint{}, false
+		}
+		return eval.ValPoint{Step: *rec.Step, Tokens: int64(*rec.Step) * int64(tokensPerStep), Seconds: *rec.Elapsed, PPL: *rec.ValPPL}, true
+	})
+}
+
+// metricsLine is what the readers take from a line of metrics.jsonl.
+type metricsLine struct {
+	Step    *int     `json:"step"`
+	Loss    *float64 `json:"loss"`
+	ValPPL  *float64 `json:"val_ppl"`
+	Elapsed *float64 `json:"elapsed_seconds"`
+}
+
+// scanMetrics returns pick's value of every line of dir's metrics.jsonl
+// that it accepts.
+func scanMetrics[T any](dir string, pick func(metricsLine) (T, bool)) ([]T, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
 	if err != nil {
 		return nil, err
 	}
-	var out []eval.LossPoint
+	var out []T
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		var rec struct {
-			Step *int     `json:"step"`
-			Loss *float64 `json:"loss"`
+		var rec metricsLine
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
 		}
-		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Step != nil && rec.Loss != nil {
-			out = append(out, eval.LossPoint{Step: *rec.Step, Loss: *rec.Loss})
+		if v, ok := pick(rec); ok {
+			out = append(out, v)
 		}
 	}
 	return out, nil

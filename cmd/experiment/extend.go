@@ -90,6 +90,7 @@ func extendedRun(r eval.TrainedRun, c cell, method string, o options) (eval.Trai
 	v.Pos = r.Pos + "+" + method // r.Pos is the run's Label
 	v.Run = r.Run + " +" + method
 	v.Results = nil
+	v.Validation = nil // the same training as r's column: its time to perplexity is there
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[evalKey{l, 0}]
 		if !ok {

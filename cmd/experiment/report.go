@@ -207,13 +207,17 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
+	val, err := train.ReadValidation(c.cfg.Out, c.cfg.Train.Batch*c.cfg.Model.TrainLen)
+	if err != nil {
+		return eval.TrainedRun{}, err
+	}
 	have, err := readEvaluations(c.cfg.Out, o)
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
 	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
 		Steps: s.Steps, TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
-		PeakRSSBytes: s.PeakRSSBytes, Loss: loss,
+		PeakRSSBytes: s.PeakRSSBytes, Loss: loss, Validation: val,
 		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[evalKey{l, 0}]
