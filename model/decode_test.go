@@ -70,6 +70,14 @@ func cachedEqualsFull(t *testing.T, m *Model, name string, ids []int) {
 	t.Helper()
 	n := len(ids)
 	want := fullLogits(t, m, ids)
+	// With bfloat16 products, a last-bit difference between the cached and
+	// the full pass's float32 attention (their products sum in different
+	// orders on the portable path) can move an input of a product across a
+	// bfloat16 rounding boundary: 2^-8 of that input. Seen: 7e-4.
+	tol := 1e-5
+	if m.Precision == layers.BF16 {
+		tol = 5e-3
+	}
 	for _, plan := range []struct {
 		name  string
 		first int // prefill this many tokens at once
@@ -103,7 +111,7 @@ func cachedEqualsFull(t *testing.T, m *Model, name string, ids []int) {
 				}
 				got := g.LogitsData()
 				for i := 0; i < q; i++ {
-					if e := layerstest.RelErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= 1e-5) {
+					if e := layerstest.RelErr(got[i*256:(i+1)*256], want[(at+i)*256:(at+i+1)*256]); !(e <= tol) {
 						t.Fatalf("position %d (run of %d at %d): logits error %.3g against the full pass", at+i, q, at, e)
 					}
 				}
