@@ -13,33 +13,26 @@ import (
 // x 128 rows of width 128 to 384) in bf16 and in fp32 (gemm.Sgemm), one
 // after the other for each shape, on every core; GFLOP/s counts 2mnk.
 func BenchmarkGemm(b *testing.B) {
-	for _, s := range []struct {
-		name           string
-		transA, transB bool
-		m, n, k        int
+	for _, c := range []struct {
+		name string
+		s    shape
 	}{
-		{"forward", false, false, 2048, 384, 128}, // y = x W
-		{"dx", false, true, 2048, 128, 384},       // dx = dy W^T
-		{"dW", true, false, 128, 384, 2048},       // dW = x^T dy
+		{"forward", shape{false, false, 2048, 384, 128, 1, 0}}, // y = x W
+		{"dx", shape{false, true, 2048, 128, 384, 1, 0}},       // dx = dy W^T
+		{"dW", shape{true, false, 128, 384, 2048, 1, 0}},       // dW = x^T dy
 	} {
+		s := c.s
 		r := rand.New(rand.NewPCG(1, 1))
-		ar, ac := s.m, s.k
-		if s.transA {
-			ar, ac = s.k, s.m
-		}
-		br, bc := s.k, s.n
-		if s.transB {
-			br, bc = s.n, s.k
-		}
-		a, bm, c := randMatrix(r, ar, ac), randMatrix(r, br, bc), make([]float32, s.m*s.n)
+		ar, ac, br, bc := s.stored()
+		a, bm, cm := randMatrix(r, ar, ac), randMatrix(r, br, bc), make([]float32, s.m*s.n)
 		threads := runtime.GOMAXPROCS(0)
 		for _, p := range []string{"bf16", "fp32"} {
-			b.Run(fmt.Sprintf("%s/%s", s.name, p), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s", c.name, p), func(b *testing.B) {
 				for range b.N {
 					if p == "bf16" {
-						Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n, threads)
+						Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, cm, s.n, threads)
 					} else {
-						gemm.Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n, threads)
+						gemm.Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, cm, s.n, threads)
 					}
 				}
 				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

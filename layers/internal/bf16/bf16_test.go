@@ -99,22 +99,29 @@ func shapes() []shape {
 	return out
 }
 
-// run multiplies random matrices of shape s (C starting from random
-// values) with padded strides and returns C.
-func run(s shape, seed uint64, threads int) ([]float32, []float32, []float32) {
-	r := rand.New(rand.NewPCG(seed, 7))
-	ar, ac := s.m, s.k
+// stored is the stored shape (rows x columns) of A and of B.
+func (s shape) stored() (ar, ac, br, bc int) {
+	ar, ac, br, bc = s.m, s.k, s.k, s.n
 	if s.transA {
 		ar, ac = s.k, s.m
 	}
-	br, bc := s.k, s.n
 	if s.transB {
 		br, bc = s.n, s.k
 	}
-	a, b := randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
-	c := randMatrix(r, s.m, s.n+5)
+	return ar, ac, br, bc
+}
+
+// run multiplies random matrices of shape s, with padded strides (lda =
+// ac+3, ldb = bc+1, ldc = n+5), into C starting from random values, and
+// returns A, B, the starting C and the result.
+func run(s shape, seed uint64, threads int) (a, b, c0, c []float32) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	ar, ac, br, bc := s.stored()
+	a, b = randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
+	c = randMatrix(r, s.m, s.n+5)
+	c0 = append([]float32(nil), c...)
 	Gemm(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, s.beta, c, s.n+5, threads)
-	return a, b, c
+	return a, b, c0, c
 }
 
 // The assembly kernel gives the portable kernel's bits on every shape:
@@ -124,9 +131,9 @@ func TestAssemblyBitsEqualPortable(t *testing.T) {
 		t.Skip("no AVX512_BF16 on this machine or build")
 	}
 	for i, s := range shapes() {
-		_, _, asm := run(s, uint64(i), 1)
+		_, _, _, asm := run(s, uint64(i), 1)
 		useAsm = false
-		_, _, ref := run(s, uint64(i), 1)
+		_, _, _, ref := run(s, uint64(i), 1)
 		useAsm = true
 		for j := range asm {
 			if math.Float32bits(asm[j]) != math.Float32bits(ref[j]) {
@@ -141,8 +148,8 @@ func TestThreadsSameBits(t *testing.T) {
 	defer func(f float64) { minParallelFlops = f }(minParallelFlops)
 	minParallelFlops = 0
 	for i, s := range shapes() {
-		_, _, one := run(s, uint64(i), 1)
-		_, _, four := run(s, uint64(i), 4)
+		_, _, _, one := run(s, uint64(i), 1)
+		_, _, _, four := run(s, uint64(i), 4)
 		for j := range one {
 			if math.Float32bits(one[j]) != math.Float32bits(four[j]) {
 				t.Fatalf("%+v: element %d: %v with one goroutine, %v with four", s, j, one[j], four[j])
@@ -155,19 +162,8 @@ func TestThreadsSameBits(t *testing.T) {
 // error; of the float32 inputs, within the bfloat16 rounding of the terms.
 func TestGemmAccuracy(t *testing.T) {
 	for i, s := range shapes() {
-		a, b, got := run(s, uint64(i), 2)
-		r := rand.New(rand.NewPCG(uint64(i), 7))
-		ar, ac := s.m, s.k
-		if s.transA {
-			ar, ac = s.k, s.m
-		}
-		br, bc := s.k, s.n
-		if s.transB {
-			br, bc = s.n, s.k
-		}
-		randMatrix(r, ar, ac+3)
-		randMatrix(r, br, bc+1)
-		c0 := randMatrix(r, s.m, s.n+5)
+		a, b, c0, got := run(s, uint64(i), 2)
+		_, ac, _, bc := s.stored()
 		lda, ldb, ldc := ac+3, bc+1, s.n+5
 		for i := range s.m {
 			for j := range s.n {

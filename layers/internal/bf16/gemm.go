@@ -1,8 +1,9 @@
 package bf16
 
 import (
-	"fmt"
 	"sync"
+
+	"github.com/alibi-go/alibi/layers/internal/gemm"
 )
 
 // The register tile of the kernels: MR rows of C by NR columns.
@@ -25,22 +26,22 @@ var minParallelFlops = float64(1 << 22)
 // whatever the number. It panics if a dimension is negative or a slice is
 // too short for its matrix.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
-	check(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	gemm.CheckArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
 	if k == 0 || alpha == 0 {
-		scale(m, n, beta, c, ldc)
+		gemm.ScaleC(m, n, beta, c, ldc)
 		return
 	}
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		bp := packB(transB, n, k, b, ldb, 1)
-		defer putBuf(bp)
+		defer words.put(bp)
 		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, c, ldc)
 		return
 	}
 	bp := packB(transB, n, k, b, ldb, threads)
-	defer putBuf(bp)
+	defer words.put(bp)
 	slivers := (m + MR - 1) / MR
 	threads = min(threads, slivers)
 	var wg sync.WaitGroup
@@ -63,8 +64,8 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 // op(B): for each block of mc rows and each k block, it packs that part of
 // op(A) and runs the kernel down every column sliver.
 func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) {
-	ap := getBuf(mc * KC / 2)
-	defer putBuf(ap)
+	ap := words.get(mc * KC / 2)
+	defer words.put(ap)
 	kBlocks := (k + KC - 1) / KC
 	nSlivers := (n + NR - 1) / NR
 	for i0 := lo; i0 < hi; i0 += mc {
@@ -107,7 +108,7 @@ func packA(transA bool, i0, rows, k0, kp, k int, a []float32, lda int, dst []uin
 // are shared out among that many goroutines.
 func packB(transB bool, n, k int, b []float32, ldb int, threads int) []uint32 {
 	nSlivers := (n + NR - 1) / NR
-	dst := getBuf((k + 1) / 2 * nSlivers * NR)
+	dst := words.get((k + 1) / 2 * nSlivers * NR)
 	pack := func(k0, s0, s1 int) {
 		kp := (min(KC, k-k0) + 1) / 2
 		block := dst[k0/2*nSlivers*NR+s0*kp*NR:]
@@ -155,8 +156,8 @@ func packB(transB bool, n, k int, b []float32, ldb int, threads int) []uint32 {
 // word, and the sliver is their transpose.
 func packAlong(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, kp, k int) {
 	kk := min(2*kp, k-k0)
-	conv := getBuf16(width * 2 * kp)
-	defer putBuf16(conv)
+	conv := converted.get(width * 2 * kp)
+	defer converted.put(conv)
 	for s := range slivers {
 		for i := range width {
 			row := conv[i*2*kp : (i+1)*2*kp]
@@ -182,9 +183,9 @@ func packAlong(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, k
 // interleaved.
 func packAcross(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, kp, k int) {
 	n := slivers * width
-	lo, hi := getBuf16(n), getBuf16(n)
-	defer putBuf16(lo)
-	defer putBuf16(hi)
+	lo, hi := converted.get(n), converted.get(n)
+	defer converted.put(lo)
+	defer converted.put(hi)
 	for q := range kp {
 		for h, half := range [2][]uint16{lo, hi} {
 			if p := k0 + 2*q + h; p < k {
@@ -239,66 +240,23 @@ func kernelGo(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta floa
 	}
 }
 
-// scale sets C = beta*C on the m x n window (0 when beta is 0).
-func scale(m, n int, beta float32, c []float32, ldc int) {
-	for i := range m {
-		row := c[i*ldc : i*ldc+n]
-		for j := range row {
-			if beta == 0 {
-				row[j] = 0
-			} else {
-				row[j] *= beta
-			}
-		}
-	}
-}
+// slices recycles the buffers of one element type: packed words, or
+// converted lines.
+type slices[T any] struct{ p sync.Pool }
 
-func check(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	if m < 0 || n < 0 || k < 0 {
-		panic(fmt.Sprintf("bf16: negative dimension m=%d n=%d k=%d", m, n, k))
-	}
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
-	checkMatrix("a", ar, ac, len(a), lda)
-	checkMatrix("b", br, bc, len(b), ldb)
-	checkMatrix("c", m, n, len(c), ldc)
-}
-
-func checkMatrix(name string, rows, cols, length, ld int) {
-	if ld < max(1, cols) {
-		panic(fmt.Sprintf("bf16: ld%s=%d is smaller than max(1, %d)", name, ld, cols))
-	}
-	if rows > 0 && cols > 0 && length < (rows-1)*ld+cols {
-		panic(fmt.Sprintf("bf16: %s has length %d, need %d for %dx%d with stride %d", name, length, (rows-1)*ld+cols, rows, cols, ld))
-	}
-}
-
-// bufs recycles packing buffers.
-var bufs sync.Pool
-
-func getBuf(n int) []uint32 {
-	if p, ok := bufs.Get().(*[]uint32); ok && cap(*p) >= n {
+// get returns a slice of n elements, recycled when one is big enough; its
+// contents are stale.
+func (s *slices[T]) get(n int) []T {
+	if p, ok := s.p.Get().(*[]T); ok && cap(*p) >= n {
 		return (*p)[:n]
 	}
-	return make([]uint32, n)
+	return make([]T, n)
 }
 
-func putBuf(b []uint32) { bufs.Put(&b) }
+// put gives b back.
+func (s *slices[T]) put(b []T) { s.p.Put(&b) }
 
-// bufs16 recycles conversion rows.
-var bufs16 sync.Pool
-
-func getBuf16(n int) []uint16 {
-	if p, ok := bufs16.Get().(*[]uint16); ok && cap(*p) >= n {
-		return (*p)[:n]
-	}
-	return make([]uint16, n)
-}
-
-func putBuf16(b []uint16) { bufs16.Put(&b) }
+var (
+	words     slices[uint32] // packed A and B
+	converted slices[uint16] // lines converted to bfloat16
+)

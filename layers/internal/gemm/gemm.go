@@ -73,12 +73,12 @@ var minParallelFlops = float64(1 << 23)
 // Sgemm panics if a dimension is negative, a leading dimension is too small,
 // or a slice is too short for the described matrix.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
-	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	CheckArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
 	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
+		ScaleC(m, n, beta, c, ldc)
 		return
 	}
 
@@ -101,9 +101,10 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// checkArgs panics with a descriptive message if the arguments do not
-// describe valid matrices.
-func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// CheckArgs panics with a descriptive message if the arguments do not
+// describe valid matrices, as Sgemm's contract says (other products with
+// that contract, such as the bfloat16 one, check with it too).
+func CheckArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
 	}
@@ -144,8 +145,9 @@ func lower(name string) string {
 	return "c"
 }
 
-// scaleC sets C = beta*C on the m x n window (C = 0 when beta == 0).
-func scaleC(m, n int, beta float32, c []float32, ldc int) {
+// ScaleC sets C = beta*C on the m x n window (C = 0 when beta == 0): the
+// whole product when alpha or k is 0.
+func ScaleC(m, n int, beta float32, c []float32, ldc int) {
 	if beta == 1 {
 		return
 	}
