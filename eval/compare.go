@@ -12,12 +12,18 @@ import (
 // scheme and seed it was trained with, what training measured, and its
 // evaluation at each length.
 type TrainedRun struct {
-	Run             string      `json:"run"`
-	Pos             string      `json:"pos"`
-	Seed            uint64      `json:"seed"`
-	TrainLen        int         `json:"train_len"`
-	Params          int         `json:"params"`
-	Steps           int         `json:"steps"`
+	Run string `json:"run"`
+	Pos string `json:"pos"`
+	// Group, in a grid of several configs, is what the run is grouped and
+	// shown by: its scheme and training length, "alibi L=256"; empty when
+	// one config's runs group by Pos alone.
+	Group    string `json:"group,omitempty"`
+	Seed     uint64 `json:"seed"`
+	TrainLen int    `json:"train_len"`
+	Params   int    `json:"params"`
+	Steps    int    `json:"steps"`
+	// TrainTokens is the training budget: steps x batch x train_len.
+	TrainTokens     int64       `json:"train_tokens"`
 	TokensPerSecond float64     `json:"train_tokens_per_second"`
 	WallSeconds     float64     `json:"train_wall_seconds"`
 	FinalTrainLoss  float64     `json:"final_train_loss"`
@@ -28,6 +34,14 @@ type TrainedRun struct {
 	// in order: what time-to-perplexity is read from.
 	Validation []ValPoint `json:"validation,omitempty"`
 	Results    []Result   `json:"results"` // non-overlapping, one per length
+}
+
+// Label is what the run is grouped and shown by: Group, or Pos.
+func (r TrainedRun) Label() string {
+	if r.Group != "" {
+		return r.Group
+	}
+	return r.Pos
 }
 
 // ValPoint is one periodic validation during training: the step, the
@@ -101,10 +115,20 @@ func (c Comparison) WithoutTimings() Comparison {
 // Scheme summarises the runs of one position scheme.
 type Scheme struct {
 	Pos             string        `json:"pos"`
+	Group           string        `json:"group,omitempty"` // as the runs' (TrainedRun.Group)
+	TrainLen        int           `json:"train_len"`
 	Seeds           []uint64      `json:"seeds"`
 	Params          int           `json:"params"`
 	TokensPerSecond float64       `json:"train_tokens_per_second"` // mean over seeds
 	Lengths         []LengthStats `json:"lengths"`
+}
+
+// Label is what the scheme's runs are shown by: Group, or Pos.
+func (s Scheme) Label() string {
+	if s.Group != "" {
+		return s.Group
+	}
+	return s.Pos
 }
 
 // LengthStats is a scheme's perplexity at one length over its seeds: the
@@ -119,23 +143,24 @@ type LengthStats struct {
 	Relative float64 `json:"relative_to_first"`
 }
 
-// Compare groups runs by scheme, in the order schemes first appear, and
+// Compare groups runs by scheme (by Label: scheme and training length in a
+// grid of several configs), in the order they first appear, and
 // computes each scheme's statistics at every length its runs share.
 func Compare(runs []TrainedRun) Comparison {
 	c := Comparison{Runs: runs}
 	index := map[string]int{}
 	var groups [][]TrainedRun
 	for _, r := range runs {
-		i, ok := index[r.Pos]
+		i, ok := index[r.Label()]
 		if !ok {
 			i = len(groups)
-			index[r.Pos] = i
+			index[r.Label()] = i
 			groups = append(groups, nil)
 		}
 		groups[i] = append(groups[i], r)
 	}
 	for _, g := range groups {
-		s := Scheme{Pos: g[0].Pos, Params: g[0].Params}
+		s := Scheme{Pos: g[0].Pos, Group: g[0].Group, TrainLen: g[0].TrainLen, Params: g[0].Params}
 		for _, r := range g {
 			s.Seeds = append(s.Seeds, r.Seed)
 			s.TokensPerSecond += r.TokensPerSecond / float64(len(g))
@@ -199,7 +224,7 @@ func (c Comparison) Markdown(w io.Writer) error {
 	header := func(first string) {
 		fmt.Fprintf(&b, "| %s |", first)
 		for _, s := range c.Schemes {
-			fmt.Fprintf(&b, " %s |", s.Pos)
+			fmt.Fprintf(&b, " %s |", s.Label())
 		}
 		b.WriteString("\n|---|" + strings.Repeat("---|", len(c.Schemes)) + "\n")
 	}
@@ -248,10 +273,10 @@ func (c Comparison) Markdown(w io.Writer) error {
 			seedList = append(seedList, fmt.Sprint(x))
 		}
 		if c.noTimings {
-			fmt.Fprintf(&b, "| %s | %d | %s |\n", s.Pos, s.Params, strings.Join(seedList, ", "))
+			fmt.Fprintf(&b, "| %s | %d | %s |\n", s.Label(), s.Params, strings.Join(seedList, ", "))
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Pos, s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Label(), s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
 	}
 	c.reachMarkdown(&b)
 	_, err := io.WriteString(w, b.String())

@@ -21,7 +21,12 @@ import (
 // validation perplexity against the training tokens and (with timings)
 // against the wall seconds, so that runs of different training lengths or
 // speeds compare at equal data and equal time.
+//
+// A grid (IsGrid) is drawn by scheme instead: gridPlot.
 func (c Comparison) Plot(path string) error {
+	if c.IsGrid() {
+		return c.gridPlot(path)
+	}
 	fs := []func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}
 	if c.ReachTarget() > 0 {
 		fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(false) })
@@ -57,7 +62,7 @@ func (c Comparison) validationPlot(seconds bool) (*plot.Plot, error) {
 	p.Legend.Top = true
 	color := map[string]int{}
 	for i, s := range c.Schemes {
-		color[s.Pos] = i
+		color[s.Label()] = i
 	}
 	labelled := map[string]bool{}
 	xmax := 0.0
@@ -78,12 +83,12 @@ func (c Comparison) validationPlot(seconds bool) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = seriesColor(color[r.Pos]), vg.Points(1)
-		points.Color, points.Shape = seriesColor(color[r.Pos]), plotutil.Shape(color[r.Pos])
+		line.Color, line.Width = seriesColor(color[r.Label()]), vg.Points(1)
+		points.Color, points.Shape = seriesColor(color[r.Label()]), plotutil.Shape(color[r.Label()])
 		p.Add(line, points)
-		if !labelled[r.Pos] {
-			labelled[r.Pos] = true
-			p.Legend.Add(r.Pos, line, points)
+		if !labelled[r.Label()] {
+			labelled[r.Label()] = true
+			p.Legend.Add(r.Label(), line, points)
 		}
 	}
 	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: c.ReachTarget()}, {X: xmax, Y: c.ReachTarget()}})
@@ -136,9 +141,9 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 			eb.Color = seriesColor(i)
 			p.Add(eb)
 		}
-		label := s.Pos
+		label := s.Label()
 		if len(s.Seeds) > 1 {
-			label = fmt.Sprintf("%s (%d seeds, min–max)", s.Pos, len(s.Seeds))
+			label = fmt.Sprintf("%s (%d seeds, min–max)", s.Label(), len(s.Seeds))
 		}
 		p.Legend.Add(label, line, points)
 	}
@@ -146,16 +151,15 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 		return p, nil
 	}
 	p.X.Tick.Marker = valueTicks(lengths)
-	if len(c.Runs) > 0 && c.Runs[0].TrainLen > 0 {
-		l := float64(c.Runs[0].TrainLen)
-		mark, err := plotter.NewLine(plotter.XYs{{X: l, Y: lo * 0.9}, {X: l, Y: hi * 1.1}})
+	if l := c.trainLen(); l > 0 {
+		mark, err := plotter.NewLine(plotter.XYs{{X: float64(l), Y: lo * 0.9}, {X: float64(l), Y: hi * 1.1}})
 		if err != nil {
 			return nil, err
 		}
 		mark.Color = color.Gray{Y: 100}
 		mark.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 		p.Add(mark)
-		p.Legend.Add(fmt.Sprintf("training length %d", c.Runs[0].TrainLen), mark)
+		p.Legend.Add(fmt.Sprintf("training length %d", l), mark)
 	}
 	return p, nil
 }
@@ -163,7 +167,7 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 func (c Comparison) positionPlot() (*plot.Plot, error) {
 	p := positionPanel()
 	for i, s := range c.Schemes {
-		if err := addPositionLine(p, i, s.Pos, c.firstRun(s.Pos).Results); err != nil {
+		if err := addPositionLine(p, i, s.Label(), c.firstRun(s.Label()).Results); err != nil {
 			return nil, err
 		}
 	}
@@ -179,7 +183,7 @@ func (c Comparison) lossPlot() (*plot.Plot, error) {
 	p.Legend.Top = true
 	color := map[string]int{}
 	for i, s := range c.Schemes {
-		color[s.Pos] = i
+		color[s.Label()] = i
 	}
 	labelled := map[string]bool{}
 	for _, r := range c.Runs {
@@ -194,22 +198,36 @@ func (c Comparison) lossPlot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = seriesColor(color[r.Pos]), vg.Points(1)
+		line.Color, line.Width = seriesColor(color[r.Label()]), vg.Points(1)
 		p.Add(line)
-		if !labelled[r.Pos] {
-			labelled[r.Pos] = true
-			p.Legend.Add(r.Pos, line)
+		if !labelled[r.Label()] {
+			labelled[r.Label()] = true
+			p.Legend.Add(r.Label(), line)
 		}
 	}
 	return p, nil
 }
 
-// firstRun is the first run of a scheme.
-func (c Comparison) firstRun(pos string) TrainedRun {
+// firstRun is the first run of a scheme (by Label).
+func (c Comparison) firstRun(label string) TrainedRun {
 	for _, r := range c.Runs {
-		if r.Pos == pos {
+		if r.Label() == label {
 			return r
 		}
 	}
 	return TrainedRun{}
+}
+
+// trainLen is the training length every run shares, or 0 when they differ
+// (a grid of several configs) or there are none.
+func (c Comparison) trainLen() int {
+	if len(c.Runs) == 0 {
+		return 0
+	}
+	for _, r := range c.Runs {
+		if r.TrainLen != c.Runs[0].TrainLen {
+			return 0
+		}
+	}
+	return c.Runs[0].TrainLen
 }

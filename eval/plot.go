@@ -35,12 +35,32 @@ func (r Report) Plot(path string) error {
 
 // savePanels writes plots side by side, 5.5 inches high, to a PNG file.
 func savePanels(path string, width vg.Length, panels ...*plot.Plot) error {
-	img := vgimg.New(width, 5.5*vg.Inch)
-	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Inch / 4, PadY: vg.Inch / 8, PadLeft: vg.Inch / 8,
+	return savePanelRows(path, width, [][]*plot.Plot{panels})
+}
+
+// savePanelRows writes rows of plots, each row 5.5 inches high and width
+// wide, to a PNG file; a row shorter than the longest leaves its right
+// end empty.
+func savePanelRows(path string, width vg.Length, rows [][]*plot.Plot) error {
+	cols := 0
+	for _, r := range rows {
+		cols = max(cols, len(r))
+	}
+	grid := make([][]*plot.Plot, len(rows))
+	for i, r := range rows {
+		grid[i] = make([]*plot.Plot, cols)
+		copy(grid[i], r)
+	}
+	img := vgimg.New(width, vg.Length(len(rows))*5.5*vg.Inch)
+	tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadLeft: vg.Inch / 8,
 		PadRight: vg.Inch / 8, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8}
-	canvases := plot.Align([][]*plot.Plot{panels}, tiles, draw.New(img))
-	for i, p := range panels {
-		p.Draw(canvases[0][i])
+	canvases := plot.Align(grid, tiles, draw.New(img))
+	for i, r := range grid {
+		for j, p := range r {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)

@@ -68,7 +68,7 @@ func (c Comparison) reachMarkdown(b *strings.Builder) {
 		var last, tokens, seconds float64
 		n := 0
 		for _, r := range c.Runs {
-			if r.Pos != s.Pos || len(r.Validation) == 0 {
+			if r.Label() != s.Label() || len(r.Validation) == 0 {
 				continue
 			}
 			at := ReachOf(r.Validation, target)
@@ -85,9 +85,9 @@ func (c Comparison) reachMarkdown(b *strings.Builder) {
 		}
 		k := float64(n)
 		if c.noTimings {
-			fmt.Fprintf(b, "| %s | %.3f | %.0f |\n", s.Pos, last/k, tokens/k)
+			fmt.Fprintf(b, "| %s | %.3f | %.0f |\n", s.Label(), last/k, tokens/k)
 		} else {
-			fmt.Fprintf(b, "| %s | %.3f | %.0f | %.1f |\n", s.Pos, last/k, tokens/k, seconds/k)
+			fmt.Fprintf(b, "| %s | %.3f | %.0f | %.1f |\n", s.Label(), last/k, tokens/k, seconds/k)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func (o *options) parseExtends() error {
 		if !ok {
 			return fmt.Errorf("--extend: %q is not scheme:method (e.g. rope:yarn)", f)
 		}
-		if !slices.Contains(o.schemes, scheme) {
+		if !slices.Contains(o.schemes(), scheme) {
 			return fmt.Errorf("--extend %s: %s is not one of --pos", f, scheme)
 		}
 		var m model.Config

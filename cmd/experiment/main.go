@@ -1,7 +1,10 @@
 // Command experiment runs an extrapolation comparison: it trains one model
 // per position scheme and seed from one config (same data and budget),
 // evaluates each at multiples of the training length, and writes
-// report.md, report.json and report.png. Finished runs and evaluations are
+// report.md, report.json and report.png. Given several configs (--config
+// a.yaml,b.yaml, or an experiment file, --grid), it runs the grid of
+// configs x schemes x seeds and reports each scheme by training length:
+// the training-length sweep and the cost comparisons. Finished runs and evaluations are
 // reused, and partial runs resumed, so the command can be interrupted and
 // run again; --shard splits the runs between independent jobs, and
 // --report-only builds the report from what they finished.
@@ -12,6 +15,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,9 +50,11 @@ func main() {
 
 // options are the command's settings after parsing.
 type options struct {
-	configPath, posList, out, mults, seedList string
-	factors                                   []int
-	schemes                                   []string
+	configList, gridPath, posList, out, mults, seedList string
+	factors                                             []int
+	// entries are the configs, each with its schemes (--pos, or the
+	// experiment file's).
+	entries []entry
 	seeds                                     []uint64 // nil: the config's own seed
 	batchTokens, maxTokens                    int
 	shard, shards                             int
@@ -80,7 +86,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	flags := cli.NewFlagSet("experiment", summary, stderr)
 	var o options
-	flags.StringVar(&o.configPath, "config", "configs/tiny.yaml", "run config (YAML) shared by every run")
+	flags.StringVar(&o.configList, "config", "configs/tiny.yaml", "run config (YAML) shared by every run; several, comma-separated, make a grid of configs x schemes x seeds, with runs in <out>/<config name>/")
+	flags.StringVar(&o.gridPath, "grid", "", "experiment file (YAML): a list of runs:, each a config: with its own pos: list, for a grid that is not every scheme on every config (instead of --config and --pos)")
 	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and"))
 	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos>, or <out>/<pos>-seed<S> for a seed other than the config's")
 	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
@@ -100,57 +107,37 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
-	cfg, err := train.LoadConfig(o.configPath)
-	if err != nil {
+	if o.steps < 0 {
+		return fail("--steps must be positive, got %d", o.steps)
+	}
+	if o.gridPath != "" && (flagSet(flags, "config") || flagSet(flags, "pos")) {
+		return fail("--grid names the configs and schemes: give it without --config and --pos")
+	}
+	if err := o.loadEntries(); err != nil {
 		return fail("%v", err)
 	}
-	if o.steps != 0 {
-		if o.steps < 1 {
-			return fail("--steps must be positive, got %d", o.steps)
-		}
-		cfg.Train.Steps = o.steps
-	}
-	if err := o.parse(cfg, *shard); err != nil {
+	if err := o.parse(*shard); err != nil {
 		return fail("%v", err)
 	}
 	if o.noTimings && o.lenses() {
 		return fail("--no-timings applies to the perplexity report only, not with --strides, --passkey or --attention-stats")
 	}
-	cells := grid(cfg, o)
+	if o.isGrid() && (o.lenses() || o.extendList != "") {
+		return fail("--strides, --passkey, --attention-stats and --extend take one config, not a grid")
+	}
+	cells := grid(o)
 	if o.reportOnly {
-		return report(cfg, o, cells, stdout, stderr)
+		return report(o, cells, stdout, stderr)
 	}
 	mine := shardOf(cells, o.shard, o.shards)
 	terminal := cli.IsTerminal(stderr)
 	// The validation split's size, and whether every evaluation fits in it
 	// and in memory, before anything trains.
-	_, trainTok, val, err := train.LoadData(cfg, cli.CorpusProgress(stderr, terminal))
-	if err != nil {
-		return fail("%v", err)
-	}
-	for _, d := range o.distances {
-		if piece := d - data.MinPasskeyDistance; piece > len(trainTok) {
-			return fail("--passkey %d needs %d bytes of filler in one piece, the training split has %d", d, piece, len(trainTok))
-		}
-	}
-	trainTok = nil
-	for i, l := range o.lengths(cfg) {
-		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
-			return fail("--mults %d is too long for the validation split: %v%s", o.factors[i], err, longestMult(err, cfg.Model.TrainLen))
-		}
-	}
-	for _, c := range mine {
-		m, err := model.New(c.cfg.Model)
-		if err != nil {
+	for _, e := range o.entries {
+		if err := o.check(e, mine, stderr, terminal); err != nil {
 			return fail("%v", err)
 		}
-		for _, l := range o.lengths(cfg) {
-			if err := eval.CheckMemory(m, len(val), o.evalOptions(l, stderr, false)); err != nil {
-				return fail("%s: %v; lower --batch-tokens or --mults", c.label, err)
-			}
-		}
 	}
-	val = nil
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Training stops at a signal by itself, with a checkpoint. The
@@ -182,11 +169,58 @@ func command(args []string, stdout, stderr io.Writer) int {
 			o.shard, o.shards, len(mine), len(cells))
 		return 0
 	}
-	return report(cfg, o, cells, stdout, stderr)
+	return report(o, cells, stdout, stderr)
+}
+
+// flagSet reports whether the command line gave the flag name.
+func flagSet(flags *flag.FlagSet, name string) bool {
+	set := false
+	flags.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// check refuses, before anything trains, an evaluation length that does
+// not fit in config e's validation split, or in memory for one of the runs
+// of e this process trains, and a passkey distance its training split
+// cannot fill.
+func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) error {
+	_, trainTok, val, err := train.LoadData(e.cfg, cli.CorpusProgress(stderr, terminal))
+	if err != nil {
+		return err
+	}
+	for _, d := range o.distances {
+		if piece := d - data.MinPasskeyDistance; piece > len(trainTok) {
+			return fmt.Errorf("--passkey %d needs %d bytes of filler in one piece, the training split has %d", d, piece, len(trainTok))
+		}
+	}
+	for i, l := range o.lengths(e.cfg) {
+		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
+			of := ""
+			if o.isGrid() {
+				of = " of " + e.path
+			}
+			return fmt.Errorf("--mults %d is too long for the validation split%s: %v%s", o.factors[i], of, err, longestMult(err, e.cfg.Model.TrainLen))
+		}
+	}
+	for _, c := range mine {
+		if c.entry != e.path {
+			continue
+		}
+		m, err := model.New(c.cfg.Model)
+		if err != nil {
+			return err
+		}
+		for _, l := range o.lengths(c.cfg) {
+			if err := eval.CheckMemory(m, len(val), o.evalOptions(l, stderr, false)); err != nil {
+				return fmt.Errorf("%s: %v; lower --batch-tokens or --mults", c.label, err)
+			}
+		}
+	}
+	return nil
 }
 
 // parse checks and expands the list flags.
-func (o *options) parse(cfg train.Config, shard string) error {
+func (o *options) parse(shard string) error {
 	var err error
 	for _, f := range strings.Split(o.mults, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
@@ -194,15 +228,6 @@ func (o *options) parse(cfg train.Config, shard string) error {
 			return fmt.Errorf("--mults: %q is not a positive integer", f)
 		}
 		o.factors = append(o.factors, v)
-	}
-	for _, p := range strings.Split(o.posList, ",") {
-		c := cfg
-		label := strings.TrimSpace(p)
-		c.Model.ApplyLabel(label) // alibi, or alibi+log-length
-		if err := c.Validate(); err != nil {
-			return fmt.Errorf("--pos: %v", err)
-		}
-		o.schemes = append(o.schemes, label)
 	}
 	if o.seedList != "" {
 		for _, f := range strings.Split(o.seedList, ",") {
@@ -215,7 +240,7 @@ func (o *options) parse(cfg train.Config, shard string) error {
 	}
 	// A value listed twice would train or evaluate one thing twice and count
 	// it as two (a mean of two seeds with no spread).
-	for _, err := range []error{twice("--mults", o.factors), twice("--pos", o.schemes), twice("--seeds", o.seeds)} {
+	for _, err := range []error{twice("--mults", o.factors), twice("--seeds", o.seeds)} {
 		if err != nil {
 			return err
 		}
@@ -295,36 +320,63 @@ func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Option
 		Progress: eval.NewProgress(stderr, terminal, l, nil)}
 }
 
-// cell is one run of the grid: a scheme and a seed, in its own directory.
+// cell is one run of the grid: a config, a scheme and a seed, in its own
+// directory.
 type cell struct {
-	cfg  train.Config
-	seed uint64
+	cfg   train.Config
+	entry string // the config's path
+	seed  uint64
 	// label is the run's --pos entry: its scheme, and +log-length for
 	// log-length scaling (model.Config.Label).
 	label string
+	// group is what a grid's report groups the run by: its scheme and
+	// training length ("alibi L=256"), or with the config's name when two
+	// configs share both; "" for one config.
+	group string
 }
 
-// grid lists the runs, schemes first and seeds within them, in a fixed
-// order that every shard computes alike.
-func grid(cfg train.Config, o options) []cell {
+// grid lists the runs, configs first, then schemes, then seeds, in a
+// fixed order that every shard computes alike. One config's runs are in
+// <out>/<pos>, a grid's in <out>/<config name>/<pos>; a seed other than the
+// config's own adds -seed<S>.
+func grid(o options) []cell {
 	var cells []cell
-	for _, pos := range o.schemes {
-		seeds := o.seeds
-		if seeds == nil {
-			seeds = []uint64{cfg.Model.Seed}
+	groups := map[string]int{}
+	for _, e := range o.entries {
+		for _, pos := range e.schemes {
+			groups[fmt.Sprintf("%s L=%d", pos, e.cfg.Model.TrainLen)]++
 		}
-		for _, s := range seeds {
-			c := cfg
-			c.Model.ApplyLabel(pos)
-			c.Model.Seed, c.Name = s, pos
-			c.Out = filepath.Join(o.out, pos)
-			if s != cfg.Model.Seed {
-				// The config's own seed keeps the plain directory, so that
-				// an experiment without --seeds finds its runs.
-				c.Name = fmt.Sprintf("%s-seed%d", pos, s)
-				c.Out = filepath.Join(o.out, c.Name)
+	}
+	for _, e := range o.entries {
+		dir := o.out
+		if o.isGrid() {
+			dir = filepath.Join(o.out, e.cfg.Name)
+		}
+		for _, pos := range e.schemes {
+			seeds := o.seeds
+			if seeds == nil {
+				seeds = []uint64{e.cfg.Model.Seed}
 			}
-			cells = append(cells, cell{cfg: c, seed: s, label: pos})
+			group := ""
+			if o.isGrid() {
+				group = fmt.Sprintf("%s L=%d", pos, e.cfg.Model.TrainLen)
+				if groups[group] > 1 {
+					group = fmt.Sprintf("%s %s", pos, e.cfg.Name)
+				}
+			}
+			for _, s := range seeds {
+				c := e.cfg
+				c.Model.ApplyLabel(pos)
+				c.Model.Seed, c.Name = s, pos
+				c.Out = filepath.Join(dir, pos)
+				if s != e.cfg.Model.Seed {
+					// The config's own seed keeps the plain directory, so
+					// that an experiment without --seeds finds its runs.
+					c.Name = fmt.Sprintf("%s-seed%d", pos, s)
+					c.Out = filepath.Join(dir, c.Name)
+				}
+				cells = append(cells, cell{cfg: c, entry: e.path, seed: s, label: pos, group: group})
+			}
 		}
 	}
 	return cells

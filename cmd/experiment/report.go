@@ -90,7 +90,7 @@ func writeEvaluations(dir, name string, o options, have map[evalKey]eval.Result)
 // report gathers every run of the grid (each must have finished training
 // and its evaluations, and no process may be writing it) and writes
 // report.md, report.json and report.png.
-func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer) int {
+func report(o options, cells []cell, stdout, stderr io.Writer) int {
 	var runs []eval.TrainedRun
 	var passkey eval.PasskeyReport
 	var strides eval.Report
@@ -169,7 +169,7 @@ func report(cfg train.Config, o options, cells []cell, stdout, stderr io.Writer)
 		return 1
 	}
 	ctx := contextReport{Strides: strides, Passkey: passkey, Attention: attention}
-	md := markdown(cmp, ctx, cfg, o)
+	md := markdown(cmp, ctx, o)
 	for _, w := range []struct {
 		name string
 		data []byte
@@ -215,8 +215,8 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
-	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
-		Steps: s.Steps, TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
+	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Group: c.group, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
+		Steps: s.Steps, TrainTokens: int64(s.Steps) * int64(c.cfg.Train.Batch*c.cfg.Model.TrainLen), TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
 		PeakRSSBytes: s.PeakRSSBytes, Loss: loss, Validation: val,
 		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
 	for _, l := range o.lengths(c.cfg) {
@@ -232,25 +232,43 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 // markdown is the report: what was compared, the comparison's tables, the
 // settings, every run's and every evaluation's timings, and how to
 // reproduce it.
-func markdown(cmp eval.Comparison, ctx contextReport, cfg train.Config, o options) string {
+func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.Join(o.schemes, " vs "))
+	cfg := o.entries[0].cfg
 	scored := "the whole validation split"
 	if o.maxTokens > 0 {
 		scored = fmt.Sprintf("the first %d tokens (or all, if fewer) of the validation split", o.maxTokens)
 	}
-	fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s, the last %g of %s, "+
-		"at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
-	cmp.Markdown(&b)
-	b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n")
+	if o.isGrid() {
+		fmt.Fprintf(&b, "# Grid: %s\n\n", strings.Join(o.schemes(), ", "))
+		fmt.Fprintf(&b, "Every scheme at each training length L of its configs. Validation perplexity per byte, non-overlapping windows over %s, "+
+			"the last %g of %s, at multiples of each run's own L.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus)
+		if len(cmp.Schemes) <= 8 {
+			cmp.Markdown(&b)
+			b.WriteString("\n")
+		}
+		cmp.GridMarkdown(&b)
+		b.WriteString("\n![perplexity vs length by training length, validation vs tokens and seconds](report.png)\n\n")
+	} else {
+		fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.Join(o.schemes(), " vs "))
+		fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s, the last %g of %s, "+
+			"at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
+		cmp.Markdown(&b)
+		b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n")
+	}
 	if o.lenses() {
 		ctx.markdown(&b, cfg, o)
 	}
 	b.WriteString("## Settings\n\n")
-	m, t := cfg.Model, cfg.Train
-	fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
-		"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
-		m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+	for _, e := range o.entries {
+		m, t := e.cfg.Model, e.cfg.Train
+		if o.isGrid() {
+			fmt.Fprintf(&b, "%s (%s): ", e.cfg.Name, e.path)
+		}
+		fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
+			"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
+			m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+	}
 	// Every run of an experiment reads the config's corpus; name it once,
 	// or per run if it changed between runs (another Go version, say).
 	var corpora []eval.CorpusID
@@ -306,7 +324,10 @@ func timings(b *strings.Builder, cmp eval.Comparison) {
 
 // reproduce is the command that makes the report.
 func reproduce(o options) string {
-	cmd := fmt.Sprintf("go run ./cmd/experiment --config %s --pos %s --out %s --mults %s", o.configPath, o.posList, o.out, o.mults)
+	cmd := fmt.Sprintf("go run ./cmd/experiment --config %s --pos %s --out %s --mults %s", o.configList, o.posList, o.out, o.mults)
+	if o.gridPath != "" {
+		cmd = fmt.Sprintf("go run ./cmd/experiment --grid %s --out %s --mults %s", o.gridPath, o.out, o.mults)
+	}
 	if o.seedList != "" {
 		cmd += " --seeds " + o.seedList
 	}
