@@ -54,12 +54,12 @@ type options struct {
 	factors                                             []int
 	// entries are the configs, each with its schemes (--pos, or the
 	// experiment file's).
-	entries []entry
-	seeds                                     []uint64 // nil: the config's own seed
-	batchTokens, maxTokens                    int
-	shard, shards                             int
-	reportOnly, noLock                        bool
-	steps                                     int // --steps, 0 if not given
+	entries                []entry
+	seeds                  []uint64 // nil: the config's own seed
+	batchTokens, maxTokens int
+	shard, shards          int
+	reportOnly, noLock     bool
+	steps                  int // --steps, 0 if not given
 	// The context lenses: passkey distances (nil: no passkey evaluation)
 	// and episodes per distance.
 	passkeyList string
