@@ -42,3 +42,14 @@ func TestImprovesPast(t *testing.T) {
 		}
 	}
 }
+
+func TestCostRowMedian(t *testing.T) {
+	for _, c := range []struct {
+		v    []float64
+		want float64
+	}{{nil, 0}, {[]float64{5}, 5}, {[]float64{9, 1, 5}, 5}, {[]float64{4, 1, 3, 10}, 3.5}} {
+		if got := (CostRow{TokensPerSecond: c.v}).MedianTokensPerSecond(); got != c.want {
+			t.Errorf("median of %v = %v, want %v", c.v, got, c.want)
+		}
+	}
+}

@@ -77,6 +77,8 @@ type options struct {
 	extends    map[string][]string
 	// noTimings leaves the machine's figures out of the report.
 	noTimings bool
+	// The cost measurement (--cost-steps > 0): steps per round and rounds.
+	costSteps, costRounds int
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -103,12 +105,14 @@ func command(args []string, stdout, stderr io.Writer) int {
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
 	flags.BoolVar(&o.noTimings, "no-timings", false, "leave the machine's figures out of the report (wall times, tokens/s, peak memory, the date), so that one grid gives the same report bytes wherever and however it ran (not with the context lenses, whose reports keep theirs)")
+	flags.IntVar(&o.costSteps, "cost-steps", 0, "measure training cost instead: train every run from scratch for this many steps, once per round, and write cost.md and cost.json (tokens/s and peak memory per scheme)")
+	flags.IntVar(&o.costRounds, "cost-rounds", 3, "with --cost-steps: rounds, each training every run once, in turn, so that a drift in the machine's speed reaches every scheme alike")
 	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
-	if o.steps < 0 {
-		return fail("--steps must be positive, got %d", o.steps)
+	if o.steps < 0 || o.costSteps < 0 {
+		return fail("--steps and --cost-steps must be positive, got %d and %d", o.steps, o.costSteps)
 	}
 	if o.gridPath != "" && (flagSet(flags, "config") || flagSet(flags, "pos")) {
 		return fail("--grid names the configs and schemes: give it without --config and --pos")
@@ -126,6 +130,14 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return fail("--strides, --passkey, --attention-stats and --extend take one config, not a grid")
 	}
 	cells := grid(o)
+	if o.costSteps > 0 {
+		if err := o.checkCost(flags); err != nil {
+			return fail("%v", err)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return measureCost(ctx, o, cells, stdout, stderr)
+	}
 	if o.reportOnly {
 		return report(o, cells, stdout, stderr)
 	}
@@ -170,6 +182,21 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return report(o, cells, stdout, stderr)
+}
+
+// checkCost refuses what the cost measurement does not take: a number of
+// rounds below one, and the flags of training budgets, seeds, shards and
+// evaluations, which it has no use for.
+func (o options) checkCost(flags *flag.FlagSet) error {
+	if o.costRounds < 1 {
+		return fmt.Errorf("--cost-rounds must be positive, got %d", o.costRounds)
+	}
+	for _, name := range []string{"steps", "seeds", "shard", "mults", "strides", "passkey", "attention-stats", "extend", "no-timings", "max-tokens"} {
+		if flagSet(flags, name) {
+			return fmt.Errorf("--cost-steps measures training only: give it without --%s", name)
+		}
+	}
+	return nil
 }
 
 // flagSet reports whether the command line gave the flag name.

@@ -328,6 +328,13 @@ func reproduce(o options) string {
 	if o.gridPath != "" {
 		cmd = fmt.Sprintf("go run ./cmd/experiment --grid %s --out %s --mults %s", o.gridPath, o.out, o.mults)
 	}
+	if o.costSteps > 0 {
+		cmd = fmt.Sprintf("go run ./cmd/experiment --config %s --pos %s --out %s", o.configList, o.posList, o.out)
+		if o.gridPath != "" {
+			cmd = fmt.Sprintf("go run ./cmd/experiment --grid %s --out %s", o.gridPath, o.out)
+		}
+		return cmd + fmt.Sprintf(" --cost-steps %d --cost-rounds %d", o.costSteps, o.costRounds)
+	}
 	if o.seedList != "" {
 		cmd += " --seeds " + o.seedList
 	}
