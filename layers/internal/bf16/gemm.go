@@ -168,11 +168,13 @@ func packAlong(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, k
 				clear(row)
 			}
 		}
+		// Line by line, so that the reads are sequential (and the two
+		// halves of a word one load, where the compiler combines them).
 		out := dst[s*kp*width : (s+1)*kp*width]
-		for q := range kp {
-			o := out[q*width : q*width+width]
-			for i := range o {
-				o[i] = uint32(conv[i*2*kp+2*q]) | uint32(conv[i*2*kp+2*q+1])<<16
+		for i := range width {
+			line := conv[i*2*kp : (i+1)*2*kp]
+			for q := range kp {
+				out[q*width+i] = uint32(line[2*q]) | uint32(line[2*q+1])<<16
 			}
 		}
 	}
