@@ -188,16 +188,28 @@ func packAcross(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, 
 	lo, hi := converted.get(n), converted.get(n)
 	defer converted.put(lo)
 	defer converted.put(hi)
+	full := lines / width // slivers with every line in the matrix
 	for q := range kp {
+		p := k0 + 2*q
+		// Both steps in the matrix: the full slivers in one pass (pairs),
+		// where the assembly path has it.
+		s0 := 0
+		if p+1 < k && full > 0 && pairs(dst[q*width:], src[p*ld+r0:], src[(p+1)*ld+r0:], full, width, kp*width) {
+			s0 = full
+		}
+		if s0 == slivers {
+			continue
+		}
+		from := s0 * width
 		for h, half := range [2][]uint16{lo, hi} {
-			if p := k0 + 2*q + h; p < k {
-				RoundSlice(half, src[p*ld+r0:p*ld+r0+lines])
+			if p+h < k {
+				RoundSlice(half[from:], src[(p+h)*ld+r0+from:(p+h)*ld+r0+lines])
 				clear(half[lines:])
 			} else {
-				clear(half)
+				clear(half[from:])
 			}
 		}
-		for s := range slivers {
+		for s := s0; s < slivers; s++ {
 			out := dst[s*kp*width+q*width : s*kp*width+q*width+width]
 			l, h := lo[s*width:s*width+width], hi[s*width:s*width+width]
 			for j := range out {

@@ -54,3 +54,23 @@ func RoundSlice(dst []uint16, src []float32) {
 		dst[i] = Round(src[i])
 	}
 }
+
+// pairsAsm writes, for groups groups of width floats (width a multiple of
+// 8), dst[g*stride+j] = Round(lo[g*width+j]) | Round(hi[g*width+j])<<16.
+//
+//go:noescape
+func pairsAsm(dst *uint32, lo, hi *float32, groups, width, stride int)
+
+// pairs is pairsAsm on slices, checked; it reports false (and writes
+// nothing) without the assembly path or for a width that is not a
+// multiple of 8, and the caller packs those groups itself.
+func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool {
+	if !useAsm || width%8 != 0 || groups < 1 {
+		return false
+	}
+	_ = dst[(groups-1)*stride+width-1]
+	_ = lo[groups*width-1]
+	_ = hi[groups*width-1]
+	pairsAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
+	return true
+}

@@ -209,3 +209,53 @@ rloop:
 rdone:
 	VZEROUPPER
 	RET
+
+// func pairsAsm(dst *uint32, lo, hi *float32, groups, width, stride int)
+//
+// For each of groups groups of width floats (width a multiple of 8; the
+// groups follow one another in lo and hi, and are stride words apart in
+// dst): dst word j = Round(lo[j]) | Round(hi[j])<<16, the pair words of
+// two k steps. VCVTNEPS2BF16 Xd, Ys (EVEX.256.F3.0F38.W0 72 /r: 62 f2 7e
+// 28 72 and ModRM; GNU objdump reads 62 f2 7e 28 72 c9 as vcvtneps2bf16
+// %ymm1,%xmm1) converts 8 floats as Round does; VPMOVZXWD widens the
+// halves to words, and the high step's are shifted into the top halves.
+TEXT ·pairsAsm(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ lo+8(FP), SI
+	MOVQ hi+16(FP), DX
+	MOVQ groups+24(FP), CX
+	MOVQ width+32(FP), R8
+	MOVQ stride+40(FP), R9
+	SHLQ $2, R9
+	SHRQ $3, R8
+	TESTQ CX, CX
+	JZ    pdone
+	TESTQ R8, R8
+	JZ    pdone
+
+pgroup:
+	MOVQ R8, R10
+	XORQ R11, R11
+
+pchunk:
+	VMOVUPS   (SI)(R11*1), Y0
+	VMOVUPS   (DX)(R11*1), Y1
+	BYTE      $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x28; BYTE $0x72; BYTE $0xc0 // VCVTNEPS2BF16 Y0, X0
+	BYTE      $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x28; BYTE $0x72; BYTE $0xc9 // VCVTNEPS2BF16 Y1, X1
+	VPMOVZXWD X0, Y0
+	VPMOVZXWD X1, Y1
+	VPSLLD    $16, Y1, Y1
+	VPOR      Y0, Y1, Y1
+	VMOVDQU   Y1, (DI)(R11*1)
+	ADDQ      $32, R11
+	DECQ      R10
+	JNZ       pchunk
+	ADDQ      R11, SI
+	ADDQ      R11, DX
+	ADDQ      R9, DI
+	DECQ      CX
+	JNZ       pgroup
+
+pdone:
+	VZEROUPPER
+	RET

@@ -21,3 +21,7 @@ func RoundSlice(dst []uint16, src []float32) {
 		dst[i] = Round(x)
 	}
 }
+
+// pairs reports false: without assembly, packAcross packs every group
+// itself.
+func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool { return false }
