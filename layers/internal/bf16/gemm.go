@@ -151,30 +151,44 @@ func packB(transB bool, n, k int, b []float32, ldb int, threads int) []uint32 {
 // packAlong packs lines r0.. r0+lines-1 of src whose k steps are contiguous
 // (element (r, p) at src[(r0+r)*ld + p]) into slivers of width lines:
 // dst[s*kp*width + q*width + r%width] is the pair of line s*width+r%width at
-// steps k0+2q and k0+2q+1. The lines of a sliver are converted to bfloat16
-// at once (RoundSlice); two consecutive halves of a line are then a pair's
-// word, and the sliver is their transpose.
+// steps k0+2q and k0+2q+1. Where the assembly path has it, each group of 8
+// lines inside the matrix is converted and transposed 16 steps at a time
+// (along); the words left (the block's last steps, padding, lines past the
+// matrix) are converted a line at a time (RoundSlice), two consecutive
+// halves of a line making a pair's word.
 func packAlong(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, kp, k int) {
 	kk := min(2*kp, k-k0)
+	chunks := kk / 16
 	conv := converted.get(width * 2 * kp)
 	defer converted.put(conv)
 	for s := range slivers {
+		out := dst[s*kp*width : (s+1)*kp*width]
+		done := 0 // lines whose first 8*chunks words along packed
+		for g := 0; g+8 <= width && s*width+g+8 <= lines; g += 8 {
+			if !along(out[g:], src[(r0+s*width+g)*ld+k0:], ld, chunks, width) {
+				break
+			}
+			done = g + 8
+		}
 		for i := range width {
+			q0 := 0
+			if i < done {
+				q0 = 8 * chunks
+			}
+			if q0 == kp {
+				continue
+			}
 			row := conv[i*2*kp : (i+1)*2*kp]
 			if r := s*width + i; r < lines {
-				RoundSlice(row[:kk], src[(r0+r)*ld+k0:(r0+r)*ld+k0+kk])
-				clear(row[kk:])
+				if from := 2 * q0; from < kk {
+					RoundSlice(row[from:], src[(r0+r)*ld+k0+from:(r0+r)*ld+k0+kk])
+				}
+				clear(row[max(2*q0, kk):])
 			} else {
-				clear(row)
+				clear(row[2*q0:])
 			}
-		}
-		// Line by line, so that the reads are sequential (and the two
-		// halves of a word one load, where the compiler combines them).
-		out := dst[s*kp*width : (s+1)*kp*width]
-		for i := range width {
-			line := conv[i*2*kp : (i+1)*2*kp]
-			for q := range kp {
-				out[q*width+i] = uint32(line[2*q]) | uint32(line[2*q+1])<<16
+			for q := q0; q < kp; q++ {
+				out[q*width+i] = uint32(row[2*q]) | uint32(row[2*q+1])<<16
 			}
 		}
 	}

@@ -74,3 +74,23 @@ func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool {
 	pairsAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
 	return true
 }
+
+// alongAsm packs 8 lines of src (line i at src[i*ld:]) over chunks chunks
+// of 16 k steps: dst[(8c+q)*ldd+i] = Round(line i's step 16c+2q) |
+// Round(step 16c+2q+1)<<16.
+//
+//go:noescape
+func alongAsm(dst *uint32, src *float32, ld, chunks, ldd int)
+
+// along is alongAsm on slices, checked; it reports false (and writes
+// nothing) without the assembly path, and the caller packs those words
+// itself.
+func along(dst []uint32, src []float32, ld, chunks, ldd int) bool {
+	if !useAsm || chunks < 1 {
+		return false
+	}
+	_ = dst[(8*chunks-1)*ldd+7]
+	_ = src[7*ld+16*chunks-1]
+	alongAsm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
+	return true
+}

@@ -259,3 +259,89 @@ pchunk:
 pdone:
 	VZEROUPPER
 	RET
+
+// func alongAsm(dst *uint32, src *float32, ld, chunks, ldd int)
+//
+// Packs 8 lines of src whose k steps are contiguous (line i at src +
+// i*ld floats) into pair words: for each chunk c of 16 steps, each line's
+// 16 floats are converted with VCVTNEPS2BF16 Yi, Zi (EVEX.512.F3.0F38.W0
+// 72 /r, ModRM 11 iii iii) into 8 words (step 2q in the low half of word q,
+// 2q+1 in the high), and the 8 x 8 words are transposed as gemm's
+// transpose8 does, so that dst word (8c+q)*ldd + i is line i's word q.
+TEXT ·alongAsm(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ chunks+24(FP), CX
+	MOVQ ldd+32(FP), R11
+	SHLQ $2, R11
+	TESTQ CX, CX
+	JZ    adone
+	LEAQ (R8)(R8*2), R9   // 3*ld bytes
+	LEAQ (R11)(R11*2), R10 // 3*ldd bytes
+
+aloop:
+	LEAQ    (SI)(R8*4), R12 // line 4
+	VMOVUPS (SI), Z0
+	VMOVUPS (SI)(R8*1), Z1
+	VMOVUPS (SI)(R8*2), Z2
+	VMOVUPS (SI)(R9*1), Z3
+	VMOVUPS (R12), Z4
+	VMOVUPS (R12)(R8*1), Z5
+	VMOVUPS (R12)(R8*2), Z6
+	VMOVUPS (R12)(R9*1), Z7
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // VCVTNEPS2BF16 Z0, Y0
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc9 // VCVTNEPS2BF16 Z1, Y1
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xd2 // VCVTNEPS2BF16 Z2, Y2
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xdb // VCVTNEPS2BF16 Z3, Y3
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xe4 // VCVTNEPS2BF16 Z4, Y4
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xed // VCVTNEPS2BF16 Z5, Y5
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xf6 // VCVTNEPS2BF16 Z6, Y6
+	BYTE    $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xff // VCVTNEPS2BF16 Z7, Y7
+
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+	LEAQ    (DI)(R11*4), R12 // dst row 4
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, (DI)(R11*1)
+	VMOVUPS Y10, (DI)(R11*2)
+	VMOVUPS Y11, (DI)(R10*1)
+	VMOVUPS Y12, (R12)
+	VMOVUPS Y13, (R12)(R11*1)
+	VMOVUPS Y14, (R12)(R11*2)
+	VMOVUPS Y15, (R12)(R10*1)
+
+	ADDQ $64, SI         // the next 16 steps of each line
+	LEAQ (DI)(R11*8), DI // the next 8 words
+	DECQ CX
+	JNZ  aloop
+
+adone:
+	VZEROUPPER
+	RET

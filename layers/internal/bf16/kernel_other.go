@@ -25,3 +25,7 @@ func RoundSlice(dst []uint16, src []float32) {
 // pairs reports false: without assembly, packAcross packs every group
 // itself.
 func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool { return false }
+
+// along reports false: without assembly, packAlong packs every word
+// itself.
+func along(dst []uint32, src []float32, ld, chunks, ldd int) bool { return false }
