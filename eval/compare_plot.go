@@ -27,22 +27,38 @@ func (c Comparison) Plot(path string) error {
 	if c.IsGrid() {
 		return c.gridPlot(path)
 	}
-	fs := []func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}
-	if c.ReachTarget() > 0 {
-		fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(false) })
-		if !c.noTimings {
-			fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(true) })
-		}
+	panels, err := drawAll(append([]func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}, c.validationPlots()...))
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
 	}
+	return savePanels(path, vg.Length(len(panels))*19*vg.Inch/3, panels...)
+}
+
+// validationPlots are the panels of the periodic validations, when the
+// runs have them: against training tokens and (with timings) against wall
+// seconds.
+func (c Comparison) validationPlots() []func() (*plot.Plot, error) {
+	if c.ReachTarget() == 0 {
+		return nil
+	}
+	fs := []func() (*plot.Plot, error){func() (*plot.Plot, error) { return c.validationPlot(false) }}
+	if !c.noTimings {
+		fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(true) })
+	}
+	return fs
+}
+
+// drawAll makes every panel, stopping at the first error.
+func drawAll(fs []func() (*plot.Plot, error)) ([]*plot.Plot, error) {
 	var panels []*plot.Plot
 	for _, f := range fs {
 		p, err := f()
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", path, err)
+			return nil, err
 		}
 		panels = append(panels, p)
 	}
-	return savePanels(path, vg.Length(len(panels))*19*vg.Inch/3, panels...)
+	return panels, nil
 }
 
 // validationPlot is each run's periodic validation perplexity against its

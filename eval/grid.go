@@ -212,20 +212,9 @@ func ImprovesPast(loss []float64, l int) (past int, falling bool) {
 func (c Comparison) gridPlot(path string) error {
 	var rows [][]*plot.Plot
 	if len(c.Schemes) <= 6 {
-		first := []func() (*plot.Plot, error){c.lengthPlot}
-		if c.ReachTarget() > 0 {
-			first = append(first, func() (*plot.Plot, error) { return c.validationPlot(false) })
-			if !c.noTimings {
-				first = append(first, func() (*plot.Plot, error) { return c.validationPlot(true) })
-			}
-		}
-		var row []*plot.Plot
-		for _, f := range first {
-			p, err := f()
-			if err != nil {
-				return fmt.Errorf("plot %s: %w", path, err)
-			}
-			row = append(row, p)
+		row, err := drawAll(append([]func() (*plot.Plot, error){c.lengthPlot}, c.validationPlots()...))
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
 		}
 		rows = append(rows, row)
 	}

@@ -175,7 +175,7 @@ func TestExperimentGridBadInput(t *testing.T) {
 	}{
 		{[]string{"--grid", unknown}, "field schemes not found"},
 		{[]string{"--grid", empty}, "no runs"},
-		{[]string{"--grid", noPos}, "run 1 needs both config: and pos:"},
+		{[]string{"--grid", noPos}, "run 1 needs both a config and a pos entry"},
 		{[]string{"--grid", filepath.Join(dir, "absent.yaml")}, "--grid: open"},
 		{[]string{"--grid", good, "--pos", "alibi"}, "give it without --config and --pos"},
 		{[]string{"--config", short + "," + short}, `are both named "micro-8"`},

@@ -55,7 +55,7 @@ func readGridFile(path string) (configs, schemes []string, err error) {
 	}
 	for i, r := range g.Runs {
 		if r.Config == "" || r.Pos == "" {
-			return nil, nil, fmt.Errorf("--grid %s: run %d needs both config: and pos:", path, i+1)
+			return nil, nil, fmt.Errorf("--grid %s: run %d needs both a config and a pos entry", path, i+1)
 		}
 		configs = append(configs, r.Config)
 		schemes = append(schemes, r.Pos)
