@@ -45,12 +45,30 @@ func (r TrainedRun) Label() string {
 }
 
 // ValPoint is one periodic validation during training: the step, the
-// training tokens and wall seconds so far, and the validation perplexity.
+// training tokens and wall seconds so far, the validation perplexity, and
+// the window length it was scored at (train.eval_lens adds lengths beside
+// the training length; 0 stands for the run's training length).
 type ValPoint struct {
 	Step    int     `json:"step"`
 	Tokens  int64   `json:"tokens"`
 	Seconds float64 `json:"seconds"`
 	PPL     float64 `json:"ppl"`
+	Len     int     `json:"len,omitempty"`
+}
+
+// ValidationAt is the run's periodic validations at window length n (0:
+// its training length), in order.
+func (r TrainedRun) ValidationAt(n int) []ValPoint {
+	if n == 0 {
+		n = r.TrainLen
+	}
+	var out []ValPoint
+	for _, v := range r.Validation {
+		if v.Len == n || (v.Len == 0 && n == r.TrainLen) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // CorpusID names exactly what a run trained on: the corpus spec, its size,
@@ -250,7 +268,9 @@ func (c Comparison) Markdown(w io.Writer) error {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	header(fmt.Sprintf("relative to %d", lengths[0]))
+	if len(lengths) > 0 {
+		header(fmt.Sprintf("relative to %d", lengths[0]))
+	}
 	for _, l := range lengths {
 		fmt.Fprintf(&b, "| %d |", l)
 		for _, s := range c.Schemes {
@@ -278,7 +298,11 @@ func (c Comparison) Markdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Label(), s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
 	}
-	c.reachMarkdown(&b)
+	if !c.IsGrid() {
+		// A grid's runs validate at different lengths: GridMarkdown
+		// compares them at the lengths they share.
+		c.reachMarkdown(&b, 0)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -36,14 +36,22 @@ func (c Comparison) Plot(path string) error {
 
 // validationPlots are the panels of the periodic validations, when the
 // runs have them: against training tokens and (with timings) against wall
-// seconds.
+// seconds; one pair at the training length, or in a grid one pair per
+// window length that two groups share (valLengths).
 func (c Comparison) validationPlots() []func() (*plot.Plot, error) {
-	if c.ReachTarget() == 0 {
-		return nil
+	lengths := []int{0}
+	if c.IsGrid() {
+		lengths = c.valLengths()
 	}
-	fs := []func() (*plot.Plot, error){func() (*plot.Plot, error) { return c.validationPlot(false) }}
-	if !c.noTimings {
-		fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(true) })
+	var fs []func() (*plot.Plot, error)
+	for _, n := range lengths {
+		if c.reachTargetAt(n) == 0 {
+			continue
+		}
+		fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(n, false) })
+		if !c.noTimings {
+			fs = append(fs, func() (*plot.Plot, error) { return c.validationPlot(n, true) })
+		}
 	}
 	return fs
 }
@@ -61,16 +69,19 @@ func drawAll(fs []func() (*plot.Plot, error)) ([]*plot.Plot, error) {
 	return panels, nil
 }
 
-// validationPlot is each run's periodic validation perplexity against its
-// training tokens, or its wall seconds, with the time-to-perplexity target
-// as a dashed line.
-func (c Comparison) validationPlot(seconds bool) (*plot.Plot, error) {
+// validationPlot is each run's periodic validation perplexity at window
+// length n (0: its training length) against its training tokens, or its
+// wall seconds, with the time-to-perplexity target as a dashed line.
+func (c Comparison) validationPlot(n int, seconds bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Validation perplexity vs training tokens"
 	p.X.Label.Text = "training tokens"
 	if seconds {
 		p.Title.Text = "Validation perplexity vs wall time"
 		p.X.Label.Text = "wall seconds"
+	}
+	if n > 0 {
+		p.Title.Text += fmt.Sprintf(", at length %d", n)
 	}
 	p.Y.Label.Text = "validation perplexity (log scale)"
 	p.Y.Scale = plot.LogScale{}
@@ -84,7 +95,7 @@ func (c Comparison) validationPlot(seconds bool) (*plot.Plot, error) {
 	xmax := 0.0
 	for _, r := range c.Runs {
 		var pts plotter.XYs
-		for _, v := range r.Validation {
+		for _, v := range r.ValidationAt(n) {
 			x := float64(v.Tokens)
 			if seconds {
 				x = v.Seconds
@@ -107,13 +118,14 @@ func (c Comparison) validationPlot(seconds bool) (*plot.Plot, error) {
 			p.Legend.Add(r.Label(), line, points)
 		}
 	}
-	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: c.ReachTarget()}, {X: xmax, Y: c.ReachTarget()}})
+	t := c.reachTargetAt(n)
+	target, err := plotter.NewLine(plotter.XYs{{X: 0, Y: t}, {X: xmax, Y: t}})
 	if err != nil {
 		return nil, err
 	}
 	target.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 	p.Add(target)
-	p.Legend.Add(fmt.Sprintf("target %.3f", c.ReachTarget()), target)
+	p.Legend.Add(fmt.Sprintf("target %.3f", t), target)
 	return p, nil
 }
 

@@ -69,8 +69,8 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 			tps += r.TokensPerSecond
 			peak = max(peak, r.PeakRSSBytes)
 			n++
-			if k := len(r.Validation); k > 0 {
-				last += r.Validation[k-1].PPL
+			if v := r.ValidationAt(0); len(v) > 0 {
+				last += v[len(v)-1].PPL
 				nv++
 			}
 		}
@@ -85,6 +85,9 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 		k := float64(n)
 		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.0f | %s |\n", s.Label(), s.TrainLen, tokens, wall/k, tps/k,
 			float64(peak)/(1<<20), lastText)
+	}
+	for _, n := range c.valLengths() {
+		c.reachMarkdown(&b, n)
 	}
 	schemes, groups := c.sweeps()
 	for _, pos := range schemes {

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,40 @@ func TestCostRowMedian(t *testing.T) {
 		if got := (CostRow{TokensPerSecond: c.v}).MedianTokensPerSecond(); got != c.want {
 			t.Errorf("median of %v = %v, want %v", c.v, got, c.want)
 		}
+	}
+}
+
+// In a grid, time to perplexity compares the groups at the window lengths
+// whose validations two groups share, not at each one's own L.
+func TestGridReachAtSharedLength(t *testing.T) {
+	runs := []TrainedRun{
+		{Pos: "alibi", Group: "alibi L=8", Seed: 1, TrainLen: 8, Validation: []ValPoint{
+			{1, 100, 10, 9, 8}, {1, 100, 11, 8, 16}, {2, 200, 20, 3, 8}, {2, 200, 21, 2, 16}}},
+		{Pos: "sinusoidal", Group: "sinusoidal L=16", Seed: 1, TrainLen: 16, Validation: []ValPoint{
+			{1, 100, 15, 16, 16}, {2, 200, 30, 4, 16}}},
+	}
+	c := Compare(runs)
+	if got := c.valLengths(); len(got) != 1 || got[0] != 16 {
+		t.Fatalf("valLengths = %v, want [16]", got)
+	}
+	var b strings.Builder
+	if err := c.GridMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	// The target at 16 is 4 (the highest last perplexity there); alibi L=8
+	// reaches it at f = ln(8/4)/ln(8/2) = 1/2 of the way from step 1 to 2.
+	for _, want := range []string{"Time to perplexity 4.000 at length 16", "| alibi L=8 | 2.000 | 150 | 16.0 |", "| sinusoidal L=16 | 4.000 | 200 | 30.0 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("grid report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "at length 8") {
+		t.Errorf("a length only one group validated at has a table:\n%s", md)
+	}
+	var m strings.Builder
+	c.Markdown(&m)
+	if strings.Contains(m.String(), "Time to perplexity") {
+		t.Errorf("the grid's comparison table mixes lengths in a time-to-perplexity table:\n%s", m.String())
 	}
 }

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -35,59 +36,95 @@ func ReachOf(v []ValPoint, target float64) Reach {
 	return Reach{}
 }
 
-// ReachTarget is the perplexity every run's validation reaches: the
-// largest of the runs' last periodic validation perplexities (0 when no run
-// has one).
-func (c Comparison) ReachTarget() float64 {
+// ReachTarget is the perplexity every run's validation at its training
+// length reaches: the largest of the runs' last periodic validation
+// perplexities (0 when no run has one).
+func (c Comparison) ReachTarget() float64 { return c.reachTargetAt(0) }
+
+// reachTargetAt is ReachTarget over the runs' validations at window length
+// n (0: each run's training length), among the runs that have any there.
+func (c Comparison) reachTargetAt(n int) float64 {
 	t := 0.0
 	for _, r := range c.Runs {
-		if n := len(r.Validation); n > 0 {
-			t = math.Max(t, r.Validation[n-1].PPL)
+		if v := r.ValidationAt(n); len(v) > 0 {
+			t = math.Max(t, v[len(v)-1].PPL)
 		}
 	}
 	return t
 }
 
-// reachMarkdown writes, when the runs have periodic validations, each
-// scheme's last validation perplexity and the training tokens and seconds
-// it took to reach ReachTarget (means over seeds): the paper's "reaches a
+// valLengths are the window lengths at which the periodic validations of
+// at least two groups (Label) can be compared, ascending.
+func (c Comparison) valLengths() []int {
+	groups := map[int]map[string]bool{}
+	for _, r := range c.Runs {
+		for _, v := range r.Validation {
+			n := v.Len
+			if n == 0 {
+				n = r.TrainLen
+			}
+			if groups[n] == nil {
+				groups[n] = map[string]bool{}
+			}
+			groups[n][r.Label()] = true
+		}
+	}
+	var out []int
+	for n, g := range groups {
+		if len(g) > 1 {
+			out = append(out, n)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// reachMarkdown writes, when the runs have periodic validations at window
+// length n (0: each run's training length), each group's last validation
+// perplexity there and the training tokens and seconds it took to reach
+// the target (reachTargetAt; means over seeds): the paper's "reaches a
 // given perplexity sooner". Without timings, the seconds are left out.
-func (c Comparison) reachMarkdown(b *strings.Builder) {
-	target := c.ReachTarget()
+func (c Comparison) reachMarkdown(b *strings.Builder, n int) {
+	target := c.reachTargetAt(n)
 	if target == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nTime to perplexity %.3f, the highest last periodic validation perplexity of any run (so every run reaches it; "+
-		"periodic validations on train.eval_tokens, interpolated in log perplexity), mean over seeds:\n\n", target)
+	at := ""
+	if n > 0 {
+		at = fmt.Sprintf(" at length %d", n)
+	}
+	fmt.Fprintf(b, "\nTime to perplexity %.3f%s, the highest last periodic validation perplexity of any run there (so every run reaches it; "+
+		"periodic validations on train.eval_tokens, interpolated in log perplexity), mean over seeds:\n\n", target, at)
 	if c.noTimings {
-		b.WriteString("| scheme | last validation perplexity | training tokens to reach it |\n|---|---|---|\n")
+		b.WriteString("| run | last validation perplexity | training tokens to reach it |\n|---|---|---|\n")
 	} else {
-		b.WriteString("| scheme | last validation perplexity | training tokens to reach it | seconds to reach it |\n|---|---|---|---|\n")
+		b.WriteString("| run | last validation perplexity | training tokens to reach it | seconds to reach it |\n|---|---|---|---|\n")
 	}
 	for _, s := range c.Schemes {
 		var last, tokens, seconds float64
-		n := 0
+		k := 0
 		for _, r := range c.Runs {
-			if r.Label() != s.Label() || len(r.Validation) == 0 {
+			v := r.ValidationAt(n)
+			if r.Label() != s.Label() || len(v) == 0 {
 				continue
 			}
-			at := ReachOf(r.Validation, target)
+			at := ReachOf(v, target)
 			if !at.OK {
 				continue
 			}
-			last += r.Validation[len(r.Validation)-1].PPL
+			last += v[len(v)-1].PPL
 			tokens += at.Tokens
 			seconds += at.Seconds
-			n++
+			k++
 		}
-		if n == 0 {
+		if k == 0 {
 			continue
 		}
-		k := float64(n)
+		f := float64(k)
 		if c.noTimings {
-			fmt.Fprintf(b, "| %s | %.3f | %.0f |\n", s.Label(), last/k, tokens/k)
+			fmt.Fprintf(b, "| %s | %.3f | %.0f |\n", s.Label(), last/f, tokens/f)
 		} else {
-			fmt.Fprintf(b, "| %s | %.3f | %.0f | %.1f |\n", s.Label(), last/k, tokens/k, seconds/k)
+			fmt.Fprintf(b, "| %s | %.3f | %.0f | %.1f |\n", s.Label(), last/f, tokens/f, seconds/f)
 		}
 	}
 }

@@ -42,22 +42,26 @@ type DataConfig struct {
 
 // Settings are the optimisation and bookkeeping settings.
 type Settings struct {
-	Batch           int     `yaml:"batch" json:"batch"`
-	Steps           int     `yaml:"steps" json:"steps"`
-	LR              float64 `yaml:"lr" json:"lr"`
-	MinLR           float64 `yaml:"min_lr" json:"min_lr"`
-	Warmup          int     `yaml:"warmup" json:"warmup"`
-	Beta1           float64 `yaml:"beta1" json:"beta1"`
-	Beta2           float64 `yaml:"beta2" json:"beta2"`
-	Eps             float64 `yaml:"eps" json:"eps"`
-	WeightDecay     float64 `yaml:"weight_decay" json:"weight_decay"`
-	Clip            float64 `yaml:"clip" json:"clip"`
-	LogEvery        int     `yaml:"log_every" json:"log_every"`
-	EvalEvery       int     `yaml:"eval_every" json:"eval_every"`
-	EvalTokens      int     `yaml:"eval_tokens" json:"eval_tokens"`
-	FinalEvalTokens int     `yaml:"final_eval_tokens" json:"final_eval_tokens"` // 0: the whole validation split
-	CheckpointEvery int     `yaml:"checkpoint_every" json:"checkpoint_every"`
-	KeepCheckpoints int     `yaml:"keep_checkpoints" json:"keep_checkpoints"`
+	Batch       int     `yaml:"batch" json:"batch"`
+	Steps       int     `yaml:"steps" json:"steps"`
+	LR          float64 `yaml:"lr" json:"lr"`
+	MinLR       float64 `yaml:"min_lr" json:"min_lr"`
+	Warmup      int     `yaml:"warmup" json:"warmup"`
+	Beta1       float64 `yaml:"beta1" json:"beta1"`
+	Beta2       float64 `yaml:"beta2" json:"beta2"`
+	Eps         float64 `yaml:"eps" json:"eps"`
+	WeightDecay float64 `yaml:"weight_decay" json:"weight_decay"`
+	Clip        float64 `yaml:"clip" json:"clip"`
+	LogEvery    int     `yaml:"log_every" json:"log_every"`
+	EvalEvery   int     `yaml:"eval_every" json:"eval_every"`
+	EvalTokens  int     `yaml:"eval_tokens" json:"eval_tokens"`
+	// EvalLens are window lengths at which the periodic validation also
+	// scores the model, beside train_len: a run trained at L = 256 then
+	// compares with one trained at 512, at 512, as training goes.
+	EvalLens        []int `yaml:"eval_lens,omitempty" json:"eval_lens,omitempty"`
+	FinalEvalTokens int   `yaml:"final_eval_tokens" json:"final_eval_tokens"` // 0: the whole validation split
+	CheckpointEvery int   `yaml:"checkpoint_every" json:"checkpoint_every"`
+	KeepCheckpoints int   `yaml:"keep_checkpoints" json:"keep_checkpoints"`
 	// Precision is the arithmetic of the linear layers' products: "fp32"
 	// (the default, also when empty) or "bf16", bfloat16 factors with
 	// float32 accumulation (layers.BF16: mixed precision, with float32
@@ -200,6 +204,14 @@ func (c Config) Validate() error {
 	}{{"train.eval_tokens", t.EvalTokens}, {"train.final_eval_tokens", t.FinalEvalTokens}} {
 		if f.v > 0 && f.v < c.Model.TrainLen {
 			return fmt.Errorf("%s (%d) must be at least model.train_len (%d): validation scores windows of train_len tokens", f.key, f.v, c.Model.TrainLen)
+		}
+	}
+	for _, n := range t.EvalLens {
+		switch {
+		case n < 1:
+			return fmt.Errorf("train.eval_lens must be positive lengths, got %d", n)
+		case n > t.EvalTokens:
+			return fmt.Errorf("train.eval_lens %d is longer than train.eval_tokens (%d): validation scores at least one window", n, t.EvalTokens)
 		}
 	}
 	if t.LR == 0 {

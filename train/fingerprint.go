@@ -23,7 +23,7 @@ const (
 // checkpoint's.
 var mayChangeOnResume = map[string]bool{
 	"name": true, "out": true, "train.steps": true,
-	"train.log_every": true, "train.eval_every": true, "train.eval_tokens": true, "train.final_eval_tokens": true,
+	"train.log_every": true, "train.eval_every": true, "train.eval_tokens": true, "train.eval_lens": true, "train.final_eval_tokens": true,
 	"train.checkpoint_every": true, "train.keep_checkpoints": true,
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -89,14 +90,14 @@ func TestRunConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := RunConfig(cfg.Out)
-	if err != nil || got != cfg {
+	if err != nil || !reflect.DeepEqual(got, cfg) {
 		t.Fatalf("from the checkpoint: %+v, %v; want %+v", got, err, cfg)
 	}
 	cs, _ := model.Checkpoints(cfg.Out)
 	for _, c := range cs {
 		os.Remove(c)
 	}
-	if got, err = RunConfig(cfg.Out); err != nil || got != cfg {
+	if got, err = RunConfig(cfg.Out); err != nil || !reflect.DeepEqual(got, cfg) {
 		t.Fatalf("from config.yaml: %+v, %v; want %+v", got, err, cfg)
 	}
 }

@@ -168,22 +168,35 @@ func ReadLoss(dir string) ([]eval.LossPoint, error) {
 
 // ReadValidation reads the periodic validations of the run in dir from its
 // metrics.jsonl, in order: step, wall seconds and perplexity, with the
-// training tokens so far, tokensPerStep (batch x train_len) a step.
-func ReadValidation(dir string, tokensPerStep int) ([]eval.ValPoint, error) {
+// training tokens so far, tokensPerStep (batch x train_len) a step, and the
+// window length: trainLen, or the train.eval_lens length a line names.
+func ReadValidation(dir string, tokensPerStep, trainLen int) ([]eval.ValPoint, error) {
 	return scanMetrics(dir, func(rec metricsLine) (eval.ValPoint, bool) {
-		if rec.Step == nil || rec.ValPPL == nil || rec.Elapsed == nil {
+		if rec.Step == nil || rec.Elapsed == nil {
 			return eval.ValPoint{}, false
 		}
-		return eval.ValPoint{Step: *rec.Step, Tokens: int64(*rec.Step) * int64(tokensPerStep), Seconds: *rec.Elapsed, PPL: *rec.ValPPL}, true
+		p := eval.ValPoint{Step: *rec.Step, Tokens: int64(*rec.Step) * int64(tokensPerStep), Seconds: *rec.Elapsed}
+		switch {
+		case rec.ValPPL != nil:
+			p.PPL, p.Len = *rec.ValPPL, trainLen
+		case rec.ValPPLAtLen != nil && rec.ValLen != nil:
+			p.PPL, p.Len = *rec.ValPPLAtLen, *rec.ValLen
+		default:
+			return eval.ValPoint{}, false
+		}
+		return p, true
 	})
 }
 
 // metricsLine is what the readers take from a line of metrics.jsonl.
 type metricsLine struct {
-	Step    *int     `json:"step"`
-	Loss    *float64 `json:"loss"`
-	ValPPL  *float64 `json:"val_ppl"`
-	Elapsed *float64 `json:"elapsed_seconds"`
+	Step   *int     `json:"step"`
+	Loss   *float64 `json:"loss"`
+	ValPPL *float64 `json:"val_ppl"`
+	// A validation at one of train.eval_lens: its length and perplexity.
+	ValLen      *int     `json:"val_len"`
+	ValPPLAtLen *float64 `json:"val_ppl_at_len"`
+	Elapsed     *float64 `json:"elapsed_seconds"`
 }
 
 // scanMetrics returns pick's value of every line of dir's metrics.jsonl

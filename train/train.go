@@ -258,6 +258,9 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 				"val_tokens": r.Tokens, "elapsed_seconds": st.wall()}); err != nil {
 				return err
 			}
+			if err := st.validateAt(t, valTok, metrics, prog); err != nil {
+				return err
+			}
 		}
 		interrupted := ctx.Err() != nil
 		if st.step%t.CheckpointEvery == 0 || st.step == t.Steps || interrupted {
@@ -322,6 +325,30 @@ func (s *stepper) run(x, y []int, clip, lr float64) (loss, norm float64, err err
 // tokensPerSecond is the training throughput: over the steps after each
 // segment's warm-up, or, for a run too short to have any, over the warm-up
 // steps themselves.
+// validateAt scores the model at each of t.EvalLens other than the
+// training length, as the periodic validation does at the training length,
+// and logs each as its own metrics line (val_len, val_ppl_at_len), so that
+// the lines of the training length keep their form.
+func (st *state) validateAt(t Settings, valTok []byte, metrics *metricsFile, prog *progress) error {
+	L := st.model.Config.TrainLen
+	for _, n := range t.EvalLens {
+		if n == L {
+			continue
+		}
+		r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: n, MaxTokens: t.EvalTokens, BatchTokens: max(t.Batch*L, n)})
+		debug.FreeOSMemory()
+		if err != nil {
+			return fmt.Errorf("validation at length %d: %w", n, err)
+		}
+		prog.message(fmt.Sprintf("step %d: val ppl %.3f at length %d", st.step, r.PPL, n))
+		if err := metrics.write(map[string]any{"step": st.step, "val_len": n, "val_loss_at_len": r.NatsPerToken,
+			"val_ppl_at_len": r.PPL, "val_tokens": r.Tokens, "elapsed_seconds": st.wall()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (st *state) tokensPerSecond() float64 {
 	if st.stepSeconds > 0 {
 		return float64(st.timedTokens) / st.stepSeconds

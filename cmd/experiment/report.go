@@ -207,7 +207,7 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
-	val, err := train.ReadValidation(c.cfg.Out, c.cfg.Train.Batch*c.cfg.Model.TrainLen)
+	val, err := train.ReadValidation(c.cfg.Out, c.cfg.Train.Batch*c.cfg.Model.TrainLen, c.cfg.Model.TrainLen)
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
