@@ -59,9 +59,13 @@ func (c CostReport) Markdown(w io.Writer) error {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Training cost on %s: each scheme trained from scratch for %d steps, %d rounds alternating between the schemes; "+
+	rounds := fmt.Sprintf("%d rounds alternating between the schemes", c.Rounds)
+	if c.Rounds == 1 {
+		rounds = "one round"
+	}
+	fmt.Fprintf(&b, "Training cost on %s: each scheme trained from scratch for %d steps, %s; "+
 		"tokens/s from the second step on (evaluations and checkpoints left out), median over rounds; peak resident memory of the training, "+
-		"the largest over rounds.\n\n", c.Processor, c.Steps, c.Rounds)
+		"the largest over rounds.\n\n", c.Processor, c.Steps, rounds)
 	first := c.Rows[0]
 	fmt.Fprintf(&b, "| scheme | L | batch | parameters | tokens/s (median) | relative to %s | every round | peak RSS (MiB) |\n|---|---|---|---|---|---|---|---|\n", first.Label)
 	for _, r := range c.Rows {
