@@ -193,3 +193,36 @@ func TestExperimentGridBadInput(t *testing.T) {
 		t.Errorf("bad input created %s", out)
 	}
 }
+
+// A grid in two shards gives the one-process report (without timings),
+// its run paths aside.
+func TestExperimentGridShards(t *testing.T) {
+	short, long, out := gridConfigs(t)
+	one, two := out+"-one", out+"-two"
+	base := []string{"--config", short + "," + long, "--pos", "alibi,sinusoidal", "--mults", "1,2", "--max-tokens", "100", "--no-timings"}
+	run := func(args ...string) string {
+		var o, e bytes.Buffer
+		if code := command(append(append([]string(nil), base...), args...), &o, &e); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e.String())
+		}
+		return o.String()
+	}
+	want := run("--out", one)
+	run("--out", two, "--shard", "1/2")
+	run("--out", two, "--shard", "2/2")
+	got := run("--out", two, "--report-only")
+	if strings.ReplaceAll(got, two, one) != want {
+		t.Errorf("sharded report:\n%s\none process:\n%s", got, want)
+	}
+	a, err := os.ReadFile(filepath.Join(one, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(two, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.ReplaceAll(string(b), two, one) != string(a) {
+		t.Error("sharded report.json differs from the one-process one")
+	}
+}
