@@ -46,7 +46,7 @@ func (c Comparison) sweeps() (schemes []string, groups map[string][]Scheme) {
 // (budget, wall time, throughput, peak memory; means over seeds, the
 // peak's largest), and for every scheme trained at several lengths its
 // perplexity at each multiple of its L, the best length, and how many
-// tokens past L its loss by position keeps falling (ImprovesPast).
+// tokens past L it keeps improving (its best evaluated length less L).
 func (c Comparison) GridMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("Training, mean over seeds (peak memory: the largest):\n\n")
@@ -92,10 +92,10 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 	schemes, groups := c.sweeps()
 	for _, pos := range schemes {
 		gs := groups[pos]
-		var mults []int
+		var mults []float64
 		for _, g := range gs {
 			for _, st := range g.Lengths {
-				if m := st.Len / g.TrainLen; st.Len%g.TrainLen == 0 && !slices.Contains(mults, m) {
+				if m := float64(st.Len) / float64(g.TrainLen); !slices.Contains(mults, m) {
 					mults = append(mults, m)
 				}
 			}
@@ -105,106 +105,34 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 		if len(gs[0].Seeds) > 1 {
 			fmt.Fprintf(&b, " (mean of %d seeds)", len(gs[0].Seeds))
 		}
-		b.WriteString("; the best length; and how far past L the loss by position keeps falling:\n\n| L |")
+		b.WriteString(", the best of those lengths, and how far past L it keeps improving:\n\n| L |")
 		for _, m := range mults {
-			fmt.Fprintf(&b, " %dL |", m)
+			fmt.Fprintf(&b, " %gL |", m)
 		}
-		b.WriteString(" best length | improves past L |\n|---|" + strings.Repeat("---|", len(mults)+2) + "\n")
+		b.WriteString(" best length | improves past L (tokens) |\n|---|" + strings.Repeat("---|", len(mults)+2) + "\n")
 		for _, g := range gs {
 			fmt.Fprintf(&b, "| %d |", g.TrainLen)
-			best := LengthStats{Mean: math.Inf(1)}
 			for _, m := range mults {
-				st, ok := g.at(m * g.TrainLen)
-				if !ok {
+				if st, ok := g.at(int(math.Round(m * float64(g.TrainLen)))); ok {
+					fmt.Fprintf(&b, " %.3f |", st.Mean)
+				} else {
 					b.WriteString(" – |")
-					continue
-				}
-				fmt.Fprintf(&b, " %.3f |", st.Mean)
-				if st.Mean < best.Mean {
-					best = st
 				}
 			}
-			fmt.Fprintf(&b, " %d (%dL) | %s |\n", best.Len, best.Len/g.TrainLen, c.improvesText(g))
+			best, last := g.best()
+			past := fmt.Sprintf("%d", best.Len-g.TrainLen)
+			if best.Len == last && last > g.TrainLen {
+				past = fmt.Sprintf("to the end (≥ %d)", last-g.TrainLen)
+			}
+			fmt.Fprintf(&b, " %d (%gL) | %s |\n", best.Len, float64(best.Len)/float64(g.TrainLen), past)
 		}
 	}
-	b.WriteString("\nImproves past L: in the longest evaluation with at least 16 full windows, the loss by position, " +
-		"smoothed over L/8 positions, is lowest this many tokens past L (mean over seeds); \"to the end\" when it is still falling " +
-		"at the window's end, 0 when it is lowest before L.\n")
+	if len(schemes) > 0 {
+		b.WriteString("\nImproves past L: the best evaluated length (mean perplexity over seeds) less L, in tokens; \"to the end\" when " +
+			"the longest length evaluated is the best, so the scheme may improve further. The resolution is that of the lengths evaluated.\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// improvesText is ImprovesPast of a group's runs as a table cell: the mean
-// over seeds, or "to the end (>= n)" when some seed still improves at the
-// end of its window.
-func (c Comparison) improvesText(g Scheme) string {
-	sum, n, end := 0, 0, 0
-	for _, r := range c.Runs {
-		if r.Label() != g.Label() {
-			continue
-		}
-		x, ok := improvesWindow(r)
-		if !ok {
-			continue
-		}
-		past, falling := ImprovesPast(x.PositionLoss, r.TrainLen)
-		if falling {
-			end = max(end, x.Len-r.TrainLen)
-			continue
-		}
-		sum += past
-		n++
-	}
-	switch {
-	case end > 0:
-		return fmt.Sprintf("to the end (≥ %d)", end)
-	case n == 0:
-		return "–"
-	}
-	return fmt.Sprintf("%d", sum/n)
-}
-
-// improvesWindow is the run's longest evaluation past its training length
-// with at least 16 full windows and its loss by position.
-func improvesWindow(r TrainedRun) (Result, bool) {
-	var best Result
-	for _, x := range r.Results {
-		if x.Len > r.TrainLen && x.Windows >= 17 && len(x.PositionLoss) == x.Len && x.Len > best.Len {
-			best = x // 17 windows: at least 16 full ones and the tail
-		}
-	}
-	return best, best.Len > 0
-}
-
-// ImprovesPast reads how far past the training length l a model keeps
-// gaining from context, from its mean loss at each position of a window
-// (Result.PositionLoss, longer than l): the loss is smoothed by a centred
-// moving average over w = max(4, l/8) positions, and past is the number of
-// positions after the training range (0..l-1) at which the smoothed loss is
-// lowest, 0 if it is lowest inside the training range. falling is true when
-// the lowest smoothed loss is in the last w positions: the loss is still
-// falling where the window ends, and past is only a lower bound.
-func ImprovesPast(loss []float64, l int) (past int, falling bool) {
-	w := max(4, l/8)
-	h := w / 2
-	n := len(loss)
-	best, at := math.Inf(1), -1
-	for p := h; p+h < n; p++ {
-		sum, k := 0.0, 0
-		for _, v := range loss[p-h : p+h+1] {
-			if !math.IsNaN(v) {
-				sum += v
-				k++
-			}
-		}
-		if k > 0 && sum/float64(k) < best {
-			best, at = sum/float64(k), p
-		}
-	}
-	if at < 0 {
-		return 0, false
-	}
-	return max(0, at-(l-1)), at >= n-w
 }
 
 // gridPlot writes the grid's PNG: one panel per scheme with one curve per
@@ -272,4 +200,17 @@ func sweepPanel(pos string, gs []Scheme) (*plot.Plot, error) {
 	}
 	p.X.Tick.Marker = valueTicks(lengths)
 	return p, nil
+}
+
+// best is the length of the group's lowest mean perplexity, and last its
+// longest evaluated length.
+func (s Scheme) best() (best LengthStats, last int) {
+	best = LengthStats{Mean: math.Inf(1)}
+	for _, st := range s.Lengths {
+		if st.Mean < best.Mean {
+			best = st
+		}
+		last = max(last, st.Len)
+	}
+	return best, last
 }

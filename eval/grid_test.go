@@ -1,48 +1,10 @@
 package eval
 
 import (
-	"math"
+	"fmt"
 	"strings"
 	"testing"
 )
-
-// ImprovesPast on constructed losses by position whose lowest point is
-// known.
-func TestImprovesPast(t *testing.T) {
-	const l = 64 // smoothing width w = 8
-	vee := func(bottom, n int) []float64 {
-		loss := make([]float64, n)
-		for p := range loss {
-			loss[p] = 1 + 0.01*math.Abs(float64(p-bottom))
-		}
-		return loss
-	}
-	falling := make([]float64, 256)
-	for p := range falling {
-		falling[p] = 2 - 0.001*float64(p)
-	}
-	withGap := vee(100, 256)
-	for p := 90; p < 95; p++ {
-		withGap[p] = math.NaN() // positions no window scored
-	}
-	for _, c := range []struct {
-		name        string
-		loss        []float64
-		past        int
-		stillFallin bool
-	}{
-		{"lowest 40 past the last training position", vee(63+40, 256), 40, false},
-		{"lowest inside the training range", vee(30, 256), 0, false},
-		{"lowest at the training range's end", vee(63, 256), 0, false},
-		{"still falling at the window's end", falling, 256 - 4 - 1 - 63, true},
-		{"unscored positions skipped", withGap, 100 - 63, false},
-	} {
-		past, f := ImprovesPast(c.loss, l)
-		if past != c.past || f != c.stillFallin {
-			t.Errorf("%s: ImprovesPast = %d, %v; want %d, %v", c.name, past, f, c.past, c.stillFallin)
-		}
-	}
-}
 
 func TestCostRowMedian(t *testing.T) {
 	for _, c := range []struct {
@@ -87,5 +49,37 @@ func TestGridReachAtSharedLength(t *testing.T) {
 	c.Markdown(&m)
 	if strings.Contains(m.String(), "Time to perplexity") {
 		t.Errorf("the grid's comparison table mixes lengths in a time-to-perplexity table:\n%s", m.String())
+	}
+}
+
+// The sweep table: a column per multiple of L (fractional ones too), the
+// best length and how far past L it is; "to the end" when the longest
+// length is the best.
+func TestGridSweepTable(t *testing.T) {
+	run := func(pos string, l int, ppl ...float64) TrainedRun {
+		r := TrainedRun{Pos: pos, Group: fmt.Sprintf("%s L=%d", pos, l), Seed: 1, TrainLen: l}
+		for i, m := range []float64{1, 1.125, 2} {
+			r.Results = append(r.Results, Result{Len: int(m * float64(l)), PPL: ppl[i]})
+		}
+		return r
+	}
+	c := Compare([]TrainedRun{
+		run("alibi", 8, 5, 4.9, 4.8), run("alibi", 16, 4.5, 4.4, 4.3),
+		run("sinusoidal", 8, 5, 4.95, 9), run("sinusoidal", 16, 4.5, 6, 9),
+	})
+	var b strings.Builder
+	if err := c.GridMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| L | 1L | 1.125L | 2L | best length | improves past L (tokens) |",
+		"| 8 | 5.000 | 4.900 | 4.800 | 16 (2L) | to the end (≥ 8) |",
+		"| 16 | 4.500 | 4.400 | 4.300 | 32 (2L) | to the end (≥ 16) |",
+		"| 8 | 5.000 | 4.950 | 9.000 | 9 (1.125L) | 1 |",
+		"| 16 | 4.500 | 6.000 | 9.000 | 16 (1L) | 0 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("grid report lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -51,7 +52,7 @@ func main() {
 // options are the command's settings after parsing.
 type options struct {
 	configList, gridPath, posList, out, mults, seedList string
-	factors                                             []int
+	factors                                             []float64
 	// entries are the configs, each with its schemes (--pos, or the
 	// experiment file's).
 	entries                []entry
@@ -92,7 +93,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&o.gridPath, "grid", "", "experiment file (YAML): a list of runs:, each a config: with its own pos: list, for a grid that is not every scheme on every config (instead of --config and --pos)")
 	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and"))
 	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos>, or <out>/<pos>-seed<S> for a seed other than the config's")
-	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length")
+	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length (fractions too: 1.125 is L + L/8, rounded to a whole token)")
 	flags.StringVar(&o.seedList, "seeds", "", "comma-separated seeds: train every scheme once per seed (default: the config's seed)")
 	flags.IntVar(&o.steps, "steps", 0, "training steps of every run, overriding the config (a finished run with fewer steps is continued)")
 	flags.IntVar(&o.batchTokens, "batch-tokens", 4096, "evaluation tokens per forward pass: windows of length n go batch-tokens/n at a time")
@@ -220,13 +221,13 @@ func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) er
 			return fmt.Errorf("--passkey %d needs %d bytes of filler in one piece, the training split has %d", d, piece, len(trainTok))
 		}
 	}
-	for i, l := range o.lengths(e.cfg) {
-		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
+	for _, f := range o.factors {
+		if err := eval.CheckLength(len(val), o.evalOptions(lengthOf(f, e.cfg.Model.TrainLen), stderr, false)); err != nil {
 			of := ""
 			if o.isGrid() {
 				of = " of " + e.path
 			}
-			return fmt.Errorf("--mults %d is too long for the validation split%s: %v%s", o.factors[i], of, err, longestMult(err, e.cfg.Model.TrainLen))
+			return fmt.Errorf("--mults %g is too long for the validation split%s: %v%s", f, of, err, longestMult(err, e.cfg.Model.TrainLen))
 		}
 	}
 	for _, c := range mine {
@@ -250,9 +251,9 @@ func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) er
 func (o *options) parse(shard string) error {
 	var err error
 	for _, f := range strings.Split(o.mults, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < 1 {
-			return fmt.Errorf("--mults: %q is not a positive integer", f)
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("--mults: %q is not a positive number", f)
 		}
 		o.factors = append(o.factors, v)
 	}
@@ -333,14 +334,22 @@ func longestMult(err error, trainLen int) string {
 	return ""
 }
 
-// lengths are the evaluation lengths.
+// lengths are the evaluation lengths: each multiple of the training
+// length, rounded to a whole token (two multiples that round to one
+// length give it once), at least 1.
 func (o options) lengths(cfg train.Config) []int {
 	var ls []int
 	for _, f := range o.factors {
-		ls = append(ls, f*cfg.Model.TrainLen)
+		if l := lengthOf(f, cfg.Model.TrainLen); !slices.Contains(ls, l) {
+			ls = append(ls, l)
+		}
 	}
 	return ls
 }
+
+// lengthOf is multiple f of the training length trainLen, rounded to a
+// whole token, at least 1.
+func lengthOf(f float64, trainLen int) int { return max(1, int(math.Round(f*float64(trainLen)))) }
 
 func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Options {
 	return eval.Options{Len: l, BatchTokens: o.batchTokens, MaxTokens: o.maxTokens, MemoryLimit: osutil.AvailableMemory(),
