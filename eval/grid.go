@@ -149,17 +149,17 @@ func (c Comparison) gridPlot(path string) error {
 		}
 		rows = append(rows, row)
 	}
+	// The schemes' panels, two to a row.
 	schemes, groups := c.sweeps()
-	var row []*plot.Plot
-	for _, pos := range schemes {
+	for i, pos := range schemes {
 		p, err := sweepPanel(pos, groups[pos])
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}
-		row = append(row, p)
-	}
-	if len(row) > 0 {
-		rows = append(rows, row)
+		if i%2 == 0 {
+			rows = append(rows, nil)
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], p)
 	}
 	cols := 0
 	for _, r := range rows {
@@ -198,7 +198,15 @@ func sweepPanel(pos string, gs []Scheme) (*plot.Plot, error) {
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("L = %d", g.TrainLen), line, points)
 	}
-	p.X.Tick.Marker = valueTicks(lengths)
+	// Ticks at the powers of two only: fractional multiples of L crowd
+	// the axis near each L.
+	pow2 := map[float64]bool{}
+	for l := range lengths {
+		if v := int(l); v&(v-1) == 0 {
+			pow2[l] = true
+		}
+	}
+	p.X.Tick.Marker = valueTicks(pow2)
 	return p, nil
 }
 
