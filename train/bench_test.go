@@ -48,6 +48,14 @@ func BenchmarkTrainStepTiny(b *testing.B) { benchTrainStep(b, "") }
 // source corpus (about 90 MB) once before the timer starts.
 func BenchmarkTrainStepSmall(b *testing.B) { benchTrainStepConfig(b, "../configs/small.yaml", "") }
 
+// BenchmarkTrainStepSmallPrecision is BenchmarkTrainStepSmall in fp32 and
+// in bf16, alternating with -count N.
+func BenchmarkTrainStepSmallPrecision(b *testing.B) {
+	for _, p := range []string{"fp32", "bf16"} {
+		b.Run(p, func(b *testing.B) { benchTrainStepConfig(b, "../configs/small.yaml", "precision="+p) })
+	}
+}
+
 // BenchmarkTrainStepPrecision is BenchmarkTrainStepTiny in fp32 and in bf16
 // (train.precision), alternating with -count N.
 func BenchmarkTrainStepPrecision(b *testing.B) {
