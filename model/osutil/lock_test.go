@@ -77,9 +77,14 @@ func TestHoldLockHelper(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestFileLock")
 	}
-	if _, err := TryLock(path); err != nil {
+	l, err := TryLock(path)
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The deferred Unlock keeps l reachable: a lock dropped on the floor
+	// is closed by its file's finalizer at the next garbage collection, and
+	// the lock goes with it (seen once in CI, on a busy machine).
+	defer l.Unlock()
 	os.Stdout.WriteString("locked\n")
 	select {}
 }
