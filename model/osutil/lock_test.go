@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A second lock on the same file fails at once, whether it is taken in this
@@ -81,10 +82,14 @@ func TestHoldLockHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The deferred Unlock keeps l reachable: a lock dropped on the floor
-	// is closed by its file's finalizer at the next garbage collection, and
-	// the lock goes with it (seen once in CI, on a busy machine).
-	defer l.Unlock()
+	defer l.Unlock() // keeps l reachable: a dropped lock's file is closed when collected
 	os.Stdout.WriteString("locked\n")
-	select {}
+	// Sleep, not select{}: run without -test.timeout (as TestFileLock runs
+	// it), a test binary has no timer, and a goroutine blocked forever with
+	// nothing else alive is a deadlock the runtime ends at once, dropping
+	// the lock while TestFileLock still expects it held (it failed that way
+	// on a busy machine, where the parent is slower than the crash).
+	for {
+		time.Sleep(time.Hour)
+	}
 }
