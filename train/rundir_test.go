@@ -107,7 +107,10 @@ func TestWallSecondsMatchTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.WallSeconds < second*0.98 || sum.WallSeconds > first+second {
+	// The same slack as above below: the time measured outside also holds
+	// what Train does after it has taken the wall time (the summary, the
+	// metrics file's close), which a loaded machine can stretch past 2%.
+	if sum.WallSeconds < second*0.98-0.05 || sum.WallSeconds > first+second {
 		t.Errorf("resumed wall_seconds %.3f; segments measured %.3f + %.3f", sum.WallSeconds, first, second)
 	}
 }
