@@ -169,8 +169,8 @@ func (c Comparison) gridPlot(path string) error {
 }
 
 // sweepPanel is one scheme's perplexity against the evaluation length, a
-// curve per training length (mean over seeds), each curve's training
-// length marked with a filled point.
+// curve per training length (mean over seeds) with a point at each length
+// evaluated; a curve starts at its own L.
 func sweepPanel(pos string, gs []Scheme) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pos + ": perplexity vs evaluation length, by training length L"
