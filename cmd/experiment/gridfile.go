@@ -84,6 +84,9 @@ func (o *options) loadEntries() error {
 		if o.steps != 0 {
 			cfg.Train.Steps = o.steps
 		}
+		if o.evalEvery != 0 {
+			cfg.Train.EvalEvery = o.evalEvery
+		}
 		if other, ok := names[cfg.Name]; ok {
 			return fmt.Errorf("configs %s and %s are both named %q: their runs would share %s", other, path, cfg.Name,
 				filepath.Join(o.out, cfg.Name))

@@ -61,6 +61,7 @@ type options struct {
 	shard, shards          int
 	reportOnly, noLock     bool
 	steps                  int // --steps, 0 if not given
+	evalEvery              int // --eval-every, 0 if not given
 	// The context lenses: passkey distances (nil: no passkey evaluation)
 	// and episodes per distance.
 	passkeyList string
@@ -106,14 +107,15 @@ func command(args []string, stdout, stderr io.Writer) int {
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
 	flags.BoolVar(&o.noTimings, "no-timings", false, "leave the machine's figures out of the report (wall times, tokens/s, peak memory, the date), so that one grid gives the same report bytes wherever and however it ran (not with the context lenses, whose reports keep theirs)")
+	flags.IntVar(&o.evalEvery, "eval-every", 0, "steps between periodic validations of every run, overriding the config (denser points for time to perplexity)")
 	flags.IntVar(&o.costSteps, "cost-steps", 0, "measure training cost instead: train every run from scratch for this many steps, once per round, and write cost.md and cost.json (tokens/s and peak memory per scheme)")
 	flags.IntVar(&o.costRounds, "cost-rounds", 3, "with --cost-steps: rounds, each training every run once, in turn, so that a drift in the machine's speed reaches every scheme alike")
 	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
-	if o.steps < 0 || o.costSteps < 0 {
-		return fail("--steps and --cost-steps must be positive, got %d and %d", o.steps, o.costSteps)
+	if o.steps < 0 || o.costSteps < 0 || o.evalEvery < 0 {
+		return fail("--steps, --eval-every and --cost-steps must be positive, got %d, %d and %d", o.steps, o.evalEvery, o.costSteps)
 	}
 	if o.gridPath != "" && (flagSet(flags, "config") || flagSet(flags, "pos")) {
 		return fail("--grid names the configs and schemes: give it without --config and --pos")
@@ -192,7 +194,7 @@ func (o options) checkCost(flags *flag.FlagSet) error {
 	if o.costRounds < 1 {
 		return fmt.Errorf("--cost-rounds must be positive, got %d", o.costRounds)
 	}
-	for _, name := range []string{"steps", "seeds", "shard", "mults", "strides", "passkey", "attention-stats", "extend", "no-timings", "max-tokens"} {
+	for _, name := range []string{"steps", "eval-every", "seeds", "shard", "mults", "strides", "passkey", "attention-stats", "extend", "no-timings", "max-tokens"} {
 		if flagSet(flags, name) {
 			return fmt.Errorf("--cost-steps measures training only: give it without --%s", name)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/train"
 )
 
 // TestMain lets the test binary act as the experiment command in a
@@ -114,13 +115,29 @@ func TestExperiment(t *testing.T) {
 		t.Errorf("fewer steps: exit %d, %s", code, e.String())
 	}
 	e.Reset()
-	if code := command(append(args, "--steps", "6"), &o, &e); code != 0 {
+	if code := command(append(args, "--steps", "6", "--eval-every", "1"), &o, &e); code != 0 {
 		t.Fatalf("more steps: exit %d, %s", code, e.String())
 	}
 	var s struct{ Steps int }
 	b, _ = os.ReadFile(filepath.Join(out, "alibi", "summary.json"))
 	if json.Unmarshal(b, &s); s.Steps != 6 {
 		t.Errorf("continued run has %d steps, want 6", s.Steps)
+	}
+	// --eval-every 1 validated the continued steps, which the config's
+	// eval_every of 100 would not have.
+	val, err := train.ReadValidation(filepath.Join(out, "alibi"), 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps := map[int]bool{}; len(val) > 0 {
+		for _, v := range val {
+			steps[v.Step] = true
+		}
+		if !steps[5] {
+			t.Errorf("--eval-every 1: no validation at step 5, got %+v", val)
+		}
+	} else {
+		t.Error("--eval-every 1: no validation points")
 	}
 }
 
@@ -133,6 +150,7 @@ func TestExperimentBadInput(t *testing.T) {
 		{[]string{"--config", cfg, "--pos", "alibi,rope2"}, "--pos"},
 		{[]string{"--config", cfg, "--mults", "1,x"}, "--mults"},
 		{[]string{"--config", cfg, "--steps", "-3"}, "--steps"},
+		{[]string{"--config", cfg, "--eval-every", "-1"}, "--eval-every"},
 		{[]string{"--config", cfg, "--max-tokens", "-1"}, "--max-tokens"},
 		{[]string{"--config", filepath.Join(out, "none.yaml")}, "no such file"},
 		{[]string{"--config", cfg, "stray"}, "unexpected argument"},

@@ -344,6 +344,9 @@ func reproduce(o options) string {
 	if o.steps != 0 {
 		cmd += fmt.Sprintf(" --steps %d", o.steps)
 	}
+	if o.evalEvery != 0 {
+		cmd += fmt.Sprintf(" --eval-every %d", o.evalEvery)
+	}
 	if o.sliding() {
 		cmd += " --strides " + o.strideList
 	}
