@@ -86,6 +86,7 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %s | %d | %d | %.0f | %.0f | %.0f | %s |\n", s.Label(), s.TrainLen, tokens, wall/k, tps/k,
 			float64(peak)/(1<<20), lastText)
 	}
+	c.byLengthMarkdown(&b)
 	for _, n := range c.valLengths() {
 		c.reachMarkdown(&b, n)
 	}
@@ -133,6 +134,49 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// byLengthMarkdown writes every group's perplexity at every evaluation
+// length in tokens, so that runs trained at different L compare at one
+// length (the paper's ALiBi at L against sinusoidal at 2L): the mean over
+// seeds, with the lowest and highest seed when there are several.
+func (c Comparison) byLengthMarkdown(b *strings.Builder) {
+	var lengths []int
+	for _, s := range c.Schemes {
+		for _, st := range s.Lengths {
+			if !slices.Contains(lengths, st.Len) {
+				lengths = append(lengths, st.Len)
+			}
+		}
+	}
+	if len(lengths) == 0 {
+		return
+	}
+	slices.Sort(lengths)
+	b.WriteString("\nPerplexity at each evaluation length (tokens), runs of every L side by side")
+	if n := len(c.Schemes[0].Seeds); n > 1 {
+		fmt.Fprintf(b, " (mean of %d seeds, lowest–highest seed in brackets)", n)
+	}
+	b.WriteString(":\n\n| run | L |")
+	for _, n := range lengths {
+		fmt.Fprintf(b, " %d |", n)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(lengths)) + "\n")
+	for _, s := range c.Schemes {
+		fmt.Fprintf(b, "| %s | %d |", s.Label(), s.TrainLen)
+		for _, n := range lengths {
+			st, ok := s.at(n)
+			switch {
+			case !ok:
+				b.WriteString(" – |")
+			case len(s.Seeds) > 1:
+				fmt.Fprintf(b, " %.3f (%.3f–%.3f) |", st.Mean, st.Min, st.Max)
+			default:
+				fmt.Fprintf(b, " %.3f |", st.Mean)
+			}
+		}
+		b.WriteString("\n")
+	}
 }
 
 // gridPlot writes the grid's PNG: one panel per scheme with one curve per

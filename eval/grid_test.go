@@ -83,3 +83,33 @@ func TestGridSweepTable(t *testing.T) {
 		}
 	}
 }
+
+// The table by evaluation length puts runs of different L side by side at
+// one length in tokens, with the seeds' lowest and highest.
+func TestGridByLength(t *testing.T) {
+	run := func(pos string, l int, seed uint64, ppl ...float64) TrainedRun {
+		r := TrainedRun{Pos: pos, Group: fmt.Sprintf("%s L=%d", pos, l), Seed: seed, TrainLen: l}
+		for i, m := range []int{1, 2} {
+			r.Results = append(r.Results, Result{Len: m * l, PPL: ppl[i]})
+		}
+		return r
+	}
+	c := Compare([]TrainedRun{
+		run("alibi", 8, 1, 5, 4), run("alibi", 8, 2, 6, 5),
+		run("sinusoidal", 16, 1, 4.5, 9), run("sinusoidal", 16, 2, 4.25, 8),
+	})
+	var b strings.Builder
+	if err := c.GridMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"(mean of 2 seeds, lowest–highest seed in brackets)",
+		"| run | L | 8 | 16 | 32 |",
+		"| alibi L=8 | 8 | 5.500 (5.000–6.000) | 4.500 (4.000–5.000) | – |",
+		"| sinusoidal L=16 | 16 | – | 4.375 (4.250–4.500) | 8.500 (8.000–9.000) |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("grid report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
