@@ -6,12 +6,13 @@
 // minimum chunk size, never on the number of cores, and a reduction that
 // keeps one partial result per chunk and adds them in chunk order gives the
 // same bits on any machine and from run to run. Idle workers take the next
-// chunk, so a worker that starts late just takes fewer.
+// chunk, so a worker that starts late just takes fewer. The workers are
+// the caller and helper goroutines that stay awake between loops (see Run).
 package parallel
 
 import (
 	"runtime"
-	"sync"
+	"sync/atomic"
 )
 
 // MaxChunks bounds the number of chunks a loop is cut into.
@@ -49,21 +50,15 @@ func ChunksOnWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 		}
 		return
 	}
-	next := make(chan int, chunks)
-	for c := 0; c < chunks; c++ {
-		next <- c
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for w := 0; w < min(Workers(), chunks); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				lo, hi := ChunkBounds(n, chunks, c)
-				fn(w, c, lo, hi)
+	var next atomic.Int64
+	Run(min(Workers(), chunks), func(w int) {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			lo, hi := ChunkBounds(n, chunks, c)
+			fn(w, c, lo, hi)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/alibi-go/alibi/layers/internal/gemm"
+	"github.com/alibi-go/alibi/layers/parallel"
 )
 
 // The register tile of the kernels: MR rows of C by NR columns.
@@ -44,20 +45,10 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	defer words.put(bp)
 	slivers := (m + MR - 1) / MR
 	threads = min(threads, slivers)
-	var wg sync.WaitGroup
-	for t := range threads {
+	parallel.Run(threads, func(t int) {
 		lo, hi := t*slivers/threads*MR, min(m, (t+1)*slivers/threads*MR)
-		if t == threads-1 {
-			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, c, ldc)
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, c, ldc)
-		}()
-	}
-	wg.Wait()
+		rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, c, ldc)
+	})
 }
 
 // rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
@@ -134,17 +125,11 @@ func packB(transB bool, n, k int, b []float32, ldb int, threads int) []uint32 {
 		}
 		return dst
 	}
-	var wg sync.WaitGroup
-	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := t; i < len(parts); i += threads {
-				pack(parts[i].k0, parts[i].s0, parts[i].s1)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Run(threads, func(t int) {
+		for i := t; i < len(parts); i += threads {
+			pack(parts[i].k0, parts[i].s0, parts[i].s1)
+		}
+	})
 	return dst
 }
 

@@ -48,6 +48,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/alibi-go/alibi/layers/parallel"
 )
 
 // minParallelFlops is the smallest 2*m*n*k for which Sgemm splits the work
@@ -94,7 +96,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		}
 		tr, tc := splitGrid(g, m, n, k, threads)
 		if tr*tc > 1 {
-			parallel(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
 		}
 	}
@@ -183,45 +185,33 @@ func splitGrid(g *geometry, m, n, k, threads int) (tr, tc int) {
 	return tr, tc
 }
 
-// parallel runs a tr x tc grid of independent sub-products, one per goroutine,
-// with the last one on the calling goroutine.
-func parallel(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gridSplit runs a tr x tc grid of independent sub-products, one per worker
+// of parallel.Run (worker 0, the calling goroutine, takes the first).
+func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mTiles := ceilDiv(m, g.mr)
 	nTiles := ceilDiv(n, g.nr)
-	var wg sync.WaitGroup
-	for r := 0; r < tr; r++ {
+	parallel.Run(tr*tc, func(w int) {
+		r, q := w/tc, w%tc
 		i0 := min(m, r*mTiles/tr*g.mr)
 		i1 := min(m, (r+1)*mTiles/tr*g.mr)
-		for q := 0; q < tc; q++ {
-			j0 := min(n, q*nTiles/tc*g.nr)
-			j1 := min(n, (q+1)*nTiles/tc*g.nr)
-			if i0 >= i1 || j0 >= j1 {
-				continue
-			}
-			var sa, sb []float32
-			if transA {
-				sa = a[i0:]
-			} else {
-				sa = a[i0*lda:]
-			}
-			if transB {
-				sb = b[j0*ldb:]
-			} else {
-				sb = b[j0:]
-			}
-			sc := c[i0*ldc+j0:]
-			if r == tr-1 && q == tc-1 {
-				gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sc, ldc)
-				continue
-			}
-			wg.Add(1)
-			go func(mm, nn int) {
-				defer wg.Done()
-				gemmSerial(g, transA, transB, mm, nn, k, alpha, sa, lda, sb, ldb, beta, sc, ldc)
-			}(i1-i0, j1-j0)
+		j0 := min(n, q*nTiles/tc*g.nr)
+		j1 := min(n, (q+1)*nTiles/tc*g.nr)
+		if i0 >= i1 || j0 >= j1 {
+			return
 		}
-	}
-	wg.Wait()
+		var sa, sb []float32
+		if transA {
+			sa = a[i0:]
+		} else {
+			sa = a[i0*lda:]
+		}
+		if transB {
+			sb = b[j0*ldb:]
+		} else {
+			sb = b[j0:]
+		}
+		gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, c[i0*ldc+j0:], ldc)
+	})
 }
 
 // workspace holds the packing buffers of one goroutine.

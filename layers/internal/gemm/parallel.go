@@ -4,13 +4,15 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/alibi-go/alibi/layers/parallel"
 )
 
 // sharedPackBudget is the largest number of floats (packed A plus packed B)
 // for which the multi-threaded path packs the whole of op(A) and op(B) once
 // into shared buffers (2 MiB: the packed operands then stay cache-resident);
 // operands read in place need no room. Larger products, typically those
-// with a long k reduction, use the static split in parallel, whose
+// with a long k reduction, use the static split in gridSplit, whose
 // per-goroutine blocked packing is more cache friendly. It is a variable so
 // that tests can exercise both paths (-1 forces the static split).
 var sharedPackBudget = 1 << 19
@@ -46,8 +48,7 @@ type sharedJob struct {
 	rowChunk, colChunk   int // chunk height (multiple of mr) and width (multiple of nr)
 	rowChunks, colChunks int
 	compTotal            int64
-	compNext, compDone   atomic.Int64
-	finished             chan struct{} // closed when compDone reaches compTotal
+	compNext             atomic.Int64
 	packed               chan struct{} // closed when packDone reaches packTotal
 }
 
@@ -116,16 +117,9 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 		ws.ap = grow(ws.ap, j.nkb*j.kc*j.mPad)
 		j.ap = ws.ap
 	}
-	j.finished = make(chan struct{})
 	j.packed = make(chan struct{})
 
-	for t := 1; t < threads && int64(t) < j.compTotal; t++ {
-		go j.work()
-	}
-	j.work()
-	if j.compDone.Load() < j.compTotal {
-		<-j.finished
-	}
+	parallel.Run(int(min(int64(threads), j.compTotal)), func(int) { j.work() })
 	j.ap, j.bp = nil, nil
 	sharedPool.Put(ws)
 	return true
@@ -170,9 +164,6 @@ func (j *sharedJob) work() {
 			return
 		}
 		j.compute(int(t), ws.edge, ws.edgeB)
-		if j.compDone.Add(1) == j.compTotal {
-			close(j.finished)
-		}
 	}
 }
 
