@@ -224,6 +224,10 @@ type sumRowsOp struct {
 	opBase
 	shape tensor.Shape
 	ones  []float32 // a row of N ones, for the column sums as a product
+	// partial holds sumRows' per-chunk sums between calls, so that a
+	// training step does not allocate them anew (16 MB a step for the
+	// small config's position table).
+	partial []float64
 }
 
 func (o *sumRowsOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return o.shape.Clone(), nil }
@@ -255,10 +259,10 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 			flash.Gemm(false, false, 1, d, rows, 1, o.ones, rows, g, d, 0, elems[float32](out), d)
 			break
 		}
-		sumRows(g, elems[float32](out), d)
+		sumRows(g, elems[float32](out), d, &o.partial)
 	case tensor.Float64:
 		g := elems[float64](dy)
-		sumRows(g, elems[float64](out), dy.Shape()[1])
+		sumRows(g, elems[float64](out), dy.Shape()[1], &o.partial)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, dy.Dtype())
 	}
@@ -266,8 +270,9 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 }
 
 // sumRows adds row r of dy into row r mod R of out, with per-chunk partial
-// sums combined in chunk order so the result is reproducible.
-func sumRows[T float](dy, out []T, d int) {
+// sums combined in chunk order so the result is reproducible. The partial
+// sums live in *scratch, grown as needed and kept for the next call.
+func sumRows[T float](dy, out []T, d int, scratch *[]float64) {
 	period := len(out)
 	rows := len(dy) / d
 	if period >= len(dy)/4 { // few rows per period: no reduction worth splitting
@@ -278,7 +283,11 @@ func sumRows[T float](dy, out []T, d int) {
 		return
 	}
 	chunks := parallel.NumChunks(rows, 64)
-	partial := make([]float64, chunks*period)
+	if cap(*scratch) < chunks*period {
+		*scratch = make([]float64, chunks*period)
+	}
+	partial := (*scratch)[:chunks*period]
+	clear(partial)
 	parallelChunks(rows, 64, func(c, lo, hi int) {
 		acc := partial[c*period : (c+1)*period]
 		for r := lo; r < hi; r++ {

@@ -110,3 +110,30 @@ func TestCrossEntropyRejectsOutOfRangeTarget(t *testing.T) {
 		t.Fatal("no error for target 3 with vocabulary 3")
 	}
 }
+
+// sumRows reuses its scratch between calls: a second call with other
+// values gives their own periodic sums, not the first call's added in.
+func TestSumRowsReusesScratch(t *testing.T) {
+	const d, period, rows = 4, 8, 512 // period 8 = two rows of 4
+	var scratch []float64
+	for call := 1; call <= 2; call++ {
+		dy := make([]float32, rows*d)
+		for i := range dy {
+			dy[i] = float32(call*(i%7) - 3)
+		}
+		want := make([]float64, period)
+		for i, g := range dy {
+			want[i%period] += float64(g)
+		}
+		out := make([]float32, period)
+		sumRows(dy, out, d, &scratch)
+		for i := range out {
+			if float64(out[i]) != want[i] {
+				t.Fatalf("call %d: out[%d] = %v, want %v", call, i, out[i], want[i])
+			}
+		}
+	}
+	if len(scratch) == 0 {
+		t.Error("the scratch was not kept")
+	}
+}
