@@ -255,15 +255,7 @@ func (c Comparison) Markdown(w io.Writer) error {
 	for _, l := range lengths {
 		fmt.Fprintf(&b, "| %d |", l)
 		for _, s := range c.Schemes {
-			st, ok := s.at(l)
-			switch {
-			case !ok:
-				b.WriteString(" – |")
-			case len(s.Seeds) > 1:
-				fmt.Fprintf(&b, " %.3f (%.3f–%.3f) |", st.Mean, st.Min, st.Max)
-			default:
-				fmt.Fprintf(&b, " %.3f |", st.Mean)
-			}
+			fmt.Fprintf(&b, " %s |", s.cell(l))
 		}
 		b.WriteString("\n")
 	}
@@ -321,6 +313,21 @@ func (c Comparison) lengths() []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// cell is the scheme's perplexity at length l as a table shows it: the mean,
+// with the lowest and highest seed when there are several, or "–" when l
+// was not evaluated.
+func (s Scheme) cell(l int) string {
+	st, ok := s.at(l)
+	switch {
+	case !ok:
+		return "–"
+	case len(s.Seeds) > 1:
+		return fmt.Sprintf("%.3f (%.3f–%.3f)", st.Mean, st.Min, st.Max)
+	default:
+		return fmt.Sprintf("%.3f", st.Mean)
+	}
 }
 
 func (s Scheme) at(l int) (LengthStats, bool) {

@@ -141,18 +141,10 @@ func (c Comparison) GridMarkdown(w io.Writer) error {
 // length (the paper's ALiBi at L against sinusoidal at 2L): the mean over
 // seeds, with the lowest and highest seed when there are several.
 func (c Comparison) byLengthMarkdown(b *strings.Builder) {
-	var lengths []int
-	for _, s := range c.Schemes {
-		for _, st := range s.Lengths {
-			if !slices.Contains(lengths, st.Len) {
-				lengths = append(lengths, st.Len)
-			}
-		}
-	}
+	lengths := c.lengths()
 	if len(lengths) == 0 {
 		return
 	}
-	slices.Sort(lengths)
 	b.WriteString("\nPerplexity at each evaluation length (tokens), runs of every L side by side")
 	if n := len(c.Schemes[0].Seeds); n > 1 {
 		fmt.Fprintf(b, " (mean of %d seeds, lowest–highest seed in brackets)", n)
@@ -165,15 +157,7 @@ func (c Comparison) byLengthMarkdown(b *strings.Builder) {
 	for _, s := range c.Schemes {
 		fmt.Fprintf(b, "| %s | %d |", s.Label(), s.TrainLen)
 		for _, n := range lengths {
-			st, ok := s.at(n)
-			switch {
-			case !ok:
-				b.WriteString(" – |")
-			case len(s.Seeds) > 1:
-				fmt.Fprintf(b, " %.3f (%.3f–%.3f) |", st.Mean, st.Min, st.Max)
-			default:
-				fmt.Fprintf(b, " %.3f |", st.Mean)
-			}
+			fmt.Fprintf(b, " %s |", s.cell(n))
 		}
 		b.WriteString("\n")
 	}

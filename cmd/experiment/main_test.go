@@ -129,15 +129,12 @@ func TestExperiment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps := map[int]bool{}; len(val) > 0 {
-		for _, v := range val {
-			steps[v.Step] = true
-		}
-		if !steps[5] {
-			t.Errorf("--eval-every 1: no validation at step 5, got %+v", val)
-		}
-	} else {
-		t.Error("--eval-every 1: no validation points")
+	steps := map[int]bool{}
+	for _, v := range val {
+		steps[v.Step] = true
+	}
+	if !steps[5] {
+		t.Errorf("--eval-every 1: no validation at step 5, got %+v", val)
 	}
 }
 

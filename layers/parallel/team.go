@@ -84,22 +84,18 @@ func (h *helper) loop() {
 
 // next returns the next task, polling for SpinFor before it blocks.
 func (h *helper) next() task {
-	var start time.Time
-	for i := 0; ; i++ {
+	var t task
+	if pollUntil(func() bool {
 		select {
-		case t := <-h.tasks:
-			return t
+		case t = <-h.tasks:
+			return true
 		default:
+			return false
 		}
-		if i&63 == 0 {
-			if i == 0 {
-				start = time.Now()
-			} else if time.Since(start) > SpinFor {
-				return <-h.tasks
-			}
-		}
-		runtime.Gosched()
+	}) {
+		return t
 	}
+	return <-h.tasks
 }
 
 // pollUntil calls cond, yielding the processor between calls, until it
