@@ -91,8 +91,12 @@ func biasData[T float](ts []*tensor.Dense) []T {
 }
 
 // linearForward sets y = x w (+ b): the bias is copied into every row first
-// and the product added on top.
+// and the product added on top (in bf16 the kernel adds it as it stores,
+// with the same bits).
 func linearForward[T float](p Precision, x, w, b, y []T, n, k, m int) {
+	if b != nil && gemmBiasIn(p, n, m, k, x, w, b, y) {
+		return
+	}
 	beta := T(0)
 	if b != nil {
 		beta = 1

@@ -66,3 +66,15 @@ func gemmIn[T float](p Precision, tA, tB bool, m, n, k int, alpha T, a []T, lda 
 	}
 	gemmAll(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
+
+// gemmBiasIn sets y = x w + b (n x k times k x m, b added to every row) in
+// precision p when that precision fuses the bias into its product (bf16 on
+// float32), and reports whether it did.
+func gemmBiasIn[T float](p Precision, n, m, k int, x, w, b, y []T) bool {
+	x32, ok := any(x).([]float32)
+	if !ok || p != BF16 {
+		return false
+	}
+	bf16.GemmBias(false, false, n, m, k, 1, x32, k, any(w).([]float32), m, any(b).([]float32), any(y).([]float32), m, runtime.GOMAXPROCS(0))
+	return true
+}

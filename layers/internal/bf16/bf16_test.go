@@ -199,6 +199,42 @@ func TestGemmAccuracy(t *testing.T) {
 	}
 }
 
+// GemmBias gives the bits of the bias copied into every row and Gemm with
+// beta 1, on every shape (several k blocks, partial tiles, k = 0 and alpha
+// = 0 too), in assembly and portable Go, on one goroutine and four; the
+// padding of C beyond n columns is not touched.
+func TestGemmBiasEqualsCopiedBias(t *testing.T) {
+	defer func(f float64, asm bool) { minParallelFlops, useAsm = f, asm }(minParallelFlops, useAsm)
+	minParallelFlops = 0
+	paths := []bool{false}
+	if useAsm {
+		paths = append(paths, true)
+	}
+	for i, s := range append(shapes(), shape{false, false, 5, 7, 0, 1, 1}, shape{false, false, 9, 40, 3, 0, 1}) {
+		r := rand.New(rand.NewPCG(uint64(i), 9))
+		ar, ac, br, bc := s.stored()
+		a, b := randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
+		bias, c0 := randMatrix(r, 1, s.n), randMatrix(r, s.m, s.n+5)
+		for _, asm := range paths {
+			useAsm = asm
+			want := append([]float32(nil), c0...)
+			for row := range s.m {
+				copy(want[row*(s.n+5):], bias)
+			}
+			Gemm(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, 1, want, s.n+5, 1)
+			for _, threads := range []int{1, 4} {
+				got := append([]float32(nil), c0...)
+				GemmBias(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, bias, got, s.n+5, threads)
+				for j := range got {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("%+v, assembly %v, %d goroutines: element %d: %v, copied bias and beta 1 give %v", s, asm, threads, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
+
 // RoundSlice gives Round's bits, in assembly too: ties, denormals, NaNs,
 // infinities and random values, at lengths around the 32-element blocks.
 func TestRoundSlice(t *testing.T) {

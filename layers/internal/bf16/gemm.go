@@ -27,18 +27,39 @@ var minParallelFlops = float64(1 << 22)
 // whatever the number. It panics if a dimension is negative or a slice is
 // too short for its matrix.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
+	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, threads)
+}
+
+// GemmBias computes C = alpha*Round(op(A))*Round(op(B)) + bias, bias (n
+// elements) added to every row: a linear layer's forward product. It gives
+// the bits of copying bias into every row of C and calling Gemm with beta
+// 1, without that pass over C: the kernel adds the bias as it stores the
+// first k block. It panics as Gemm does, and if bias is shorter than n.
+func GemmBias(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int, threads int) {
+	_ = bias[:n]
+	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias, c, ldc, threads)
+}
+
+// product is Gemm, and GemmBias when bias is not nil (beta is then 1).
+func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int) {
 	gemm.CheckArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
 	if k == 0 || alpha == 0 {
+		if bias != nil { // C = 0 + bias, as the copied rows with beta 1
+			for i := range m {
+				copy(c[i*ldc:i*ldc+n], bias)
+			}
+			return
+		}
 		gemm.ScaleC(m, n, beta, c, ldc)
 		return
 	}
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		bp := packB(transB, n, k, b, ldb, 1)
 		defer words.put(bp)
-		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, c, ldc)
+		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
 		return
 	}
 	bp := packB(transB, n, k, b, ldb, threads)
@@ -47,14 +68,15 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	threads = min(threads, slivers)
 	parallel.Run(threads, func(t int) {
 		lo, hi := t*slivers/threads*MR, min(m, (t+1)*slivers/threads*MR)
-		rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, c, ldc)
+		rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
 	})
 }
 
 // rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
 // op(B): for each block of mc rows and each k block, it packs that part of
-// op(A) and runs the kernel down every column sliver.
-func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) {
+// op(A) and runs the kernel down every column sliver. A bias (nil for
+// none) is added in the first k block's stores, in place of beta*C.
+func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, bias, c []float32, ldc int) {
 	ap := words.get(mc * KC / 2)
 	defer words.put(ap)
 	kBlocks := (k + KC - 1) / KC
@@ -66,16 +88,20 @@ func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda in
 			k0 := kb * KC
 			kp := (min(KC, k-k0) + 1) / 2 // pairs in this block
 			packA(transA, i0, rows, k0, kp, k, a, lda, ap)
-			bt := beta
+			bt, bs := beta, bias
 			if kb > 0 {
-				bt = 1
+				bt, bs = 1, nil
 			}
 			// The block's B slivers: kBlocks blocks of nSlivers slivers of
 			// (pairs in the block) x NR words.
 			base := k0 / 2 * nSlivers * NR
 			for s := range nSlivers {
 				j0 := s * NR
-				kernel(nsl, kp, ap, bp[base+s*kp*NR:], c[i0*ldc+j0:], ldc, alpha, bt, rows-(nsl-1)*MR, min(NR, n-j0))
+				var sb []float32
+				if bs != nil {
+					sb = bs[j0:]
+				}
+				kernel(nsl, kp, ap, bp[base+s*kp*NR:], c[i0*ldc+j0:], ldc, alpha, bt, sb, rows-(nsl-1)*MR, min(NR, n-j0))
 			}
 		}
 	}
@@ -220,8 +246,9 @@ func packAcross(dst []uint32, src []float32, ld, r0, lines, slivers, width, k0, 
 
 // kernelGo is the portable kernel: nsl vertically adjacent MR x NR tiles of
 // C from nsl packed A slivers of kp pairs and one packed B sliver, storing
-// rows rows of the last tile and cols columns.
-func kernelGo(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+// rows rows of the last tile and cols columns. With a bias (cols elements,
+// nil for none), C = alpha*acc + bias and beta is not used.
+func kernelGo(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
 	var acc [MR][NR]float32
 	for s := range nsl {
 		acc = [MR][NR]float32{}
@@ -243,7 +270,9 @@ func kernelGo(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta floa
 			row := c[(s*MR+i)*ldc : (s*MR+i)*ldc+cols]
 			for j := range row {
 				t := float32(alpha * acc[i][j])
-				if beta == 0 {
+				if bias != nil {
+					row[j] = t + bias[j]
+				} else if beta == 0 {
 					row[j] = t
 				} else {
 					row[j] = t + float32(beta*row[j])

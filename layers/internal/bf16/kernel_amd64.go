@@ -12,10 +12,11 @@ import (
 // kernelGo does, with VDPBF16PS: a holds nsl slivers of kp pairs of MR
 // words, b one sliver of kp pairs of NR words; only the first rows rows of
 // the last tile and the columns whose bit is set in mask are stored, and C
-// is not read when beta is zero (either sign).
+// is not read when beta is zero (either sign) or bias is not nil (C =
+// alpha*acc + bias, the masked columns of bias read).
 //
 //go:noescape
-func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
 // useAsm says whether the kernel runs in assembly; tests switch it.
 var useAsm = simd.BF16()
@@ -23,15 +24,20 @@ var useAsm = simd.BF16()
 // Assembly reports whether Gemm runs the AVX512_BF16 kernel.
 func Assembly() bool { return useAsm }
 
-func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
 	if !useAsm || kp == 0 {
-		kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, rows, cols)
+		kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
 		return
 	}
 	_ = a[nsl*kp*MR-1]
 	_ = b[kp*NR-1]
 	_ = c[(nsl-1)*MR*ldc+(rows-1)*ldc+cols-1]
-	kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1)
+	var bp *float32
+	if bias != nil {
+		_ = bias[cols-1]
+		bp = unsafe.SliceData(bias)
+	}
+	kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1, bp)
 }
 
 // roundAsm converts n floats, a multiple of 32, to bfloat16 as Round does,

@@ -55,6 +55,17 @@
 	VMOVUPS Z1_, K2, 64(R9) \
 	ADDQ    R8, R9
 
+// STOREA stores one row as alpha*acc + bias (Z28, Z29), the sum rounded
+// as the copied bias times beta 1 would be.
+#define STOREA(Z0_, Z1_) \
+	VMULPS  Z30, Z0_, Z0_ \
+	VMULPS  Z30, Z1_, Z1_ \
+	VADDPS  Z28, Z0_, Z0_ \
+	VADDPS  Z29, Z1_, Z1_ \
+	VMOVUPS Z0_, K1, (R9) \
+	VMOVUPS Z1_, K2, 64(R9) \
+	ADDQ    R8, R9
+
 // STOREB is STOREZ for C = alpha*acc + beta*C, each product rounded before
 // the sum (no fused multiply-add, as in the portable kernel).
 #define STOREB(Z0_, Z1_) \
@@ -96,12 +107,12 @@
 	ST(Z14, Z15) \
 	JMP  next
 
-// func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+// func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 //
 // See the Go declaration. CX slivers left, AX the current A sliver, DX its
 // C tile, R8 ldc in bytes, R10 the A sliver size in bytes, SI and DI the A
 // and B words of the current pair, BX a counter, R9 the C row being stored.
-TEXT ·kernelAsm(SB), NOSPLIT, $0-68
+TEXT ·kernelAsm(SB), NOSPLIT, $0-80
 	MOVQ  nsl+0(FP), CX
 	TESTQ CX, CX
 	JZ    done
@@ -117,10 +128,51 @@ TEXT ·kernelAsm(SB), NOSPLIT, $0-68
 	KMOVW BX, K2
 	VBROADCASTSS alpha+48(FP), Z30
 	VBROADCASTSS beta+52(FP), Z31
+	MOVQ         bias+72(FP), R11
+	TESTQ        R11, R11
+	JZ           sliver
+	VMOVUPS.Z    (R11), K1, Z28
+	VMOVUPS.Z    64(R11), K2, Z29
 
 sliver:
 	MOVQ AX, SI
 	MOVQ b+24(FP), DI
+
+	// Prefetch the C tile: 8 rows of 128 B (three cache lines when a row
+	// is not aligned), so that its stores do not wait on memory.
+	MOVQ DX, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 124(R9)
+	ADDQ R8, R9
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -160,6 +212,9 @@ store:
 	CMPQ    CX, $1
 	CMOVQEQ rows+56(FP), BX
 	MOVQ    DX, R9
+	MOVQ    bias+72(FP), R11
+	TESTQ   R11, R11
+	JNZ     withbias
 	MOVL    beta+52(FP), R11
 	SHLL    $1, R11 // beta == 0 of either sign
 	JNZ     withbeta
@@ -167,6 +222,9 @@ store:
 
 withbeta:
 	STORE8(STOREB)
+
+withbias:
+	STORE8(STOREA)
 
 next:
 	ADDQ R10, AX

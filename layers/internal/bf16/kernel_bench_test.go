@@ -26,7 +26,7 @@ func BenchmarkKernel(b *testing.B) {
 	}
 	c := make([]float32, nsl*MR*NR)
 	for range b.N {
-		kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(bw), unsafe.SliceData(c), NR, 1, 0, MR, ^uint32(0))
+		kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(bw), unsafe.SliceData(c), NR, 1, 0, MR, ^uint32(0), nil)
 	}
 	b.ReportMetric(2*float64(nsl*MR)*NR*2*kp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -9,8 +9,8 @@ var useAsm = false
 // build.
 func Assembly() bool { return false }
 
-func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, rows, cols int) {
-	kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, rows, cols)
+func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
+	kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
 }
 
 // RoundSlice sets dst[i] = Round(src[i]) for every i < len(src); dst must be
