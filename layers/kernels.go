@@ -94,7 +94,7 @@ func (o *opBase) denseAll(vals []G.Value) ([]*tensor.Dense, error) {
 
 // newLike allocates a zeroed tensor of the given dtype and shape.
 func newLike(dt tensor.Dtype, shape ...int) *tensor.Dense {
-	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...), tensor.WithEngine(engine))
 }
 
 // scalarValue reads a scalar gradient value (a Gorgonia scalar or a

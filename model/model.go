@@ -307,7 +307,7 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 		}
 	}
 	if train {
-		gr.vm = G.NewTapeMachine(g)
+		gr.vm = G.NewTapeMachine(g, G.WithEngine(layers.Engine()))
 		return gr, nil
 	}
 	if gr.run, err = newRunner(g); err != nil {

@@ -112,11 +112,12 @@ func ClipGlobalNorm(grads [][]float32, maxNorm float64) float64 {
 	norm := GlobalNorm(grads)
 	if maxNorm > 0 && norm > maxNorm {
 		c := float32(maxNorm / (norm + 1e-6))
-		for _, g := range grads {
+		forPieces(grads, func(_, i, lo, hi int) {
+			g := grads[i][lo:hi]
 			for j := range g {
 				g[j] *= c
 			}
-		}
+		})
 	}
 	return norm
 }
