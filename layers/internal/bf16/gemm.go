@@ -2,6 +2,7 @@ package bf16
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/alibi-go/alibi/layers/parallel"
@@ -64,13 +65,33 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	}
 	bp := packB(transB, n, k, b, ldb, threads)
 	defer words.put(bp)
+	// The rows are cut into chunks of at least minChunkSlivers slivers,
+	// about chunksPerThread per goroutine, which take the next chunk
+	// left: a goroutine that starts late or runs slower does not leave
+	// the others waiting at the end with half the rows still to do. Each
+	// element of C is computed the same way whatever chunk it falls in.
 	slivers := (m + MR - 1) / MR
-	threads = min(threads, slivers)
-	parallel.Run(threads, func(t int) {
-		lo, hi := t*slivers/threads*MR, min(m, (t+1)*slivers/threads*MR)
-		rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
+	per := max(minChunkSlivers, (slivers+threads*chunksPerThread-1)/(threads*chunksPerThread))
+	chunks := (slivers + per - 1) / per
+	var next atomic.Int64
+	parallel.Run(min(threads, chunks), func(int) {
+		for {
+			ch := int(next.Add(1) - 1)
+			if ch >= chunks {
+				return
+			}
+			lo, hi := ch*per*MR, min(m, (ch+1)*per*MR)
+			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
+		}
 	})
 }
+
+// The row chunks of a parallel product: about chunksPerThread for each
+// goroutine, of at least minChunkSlivers slivers of MR rows.
+const (
+	chunksPerThread = 4
+	minChunkSlivers = 8
+)
 
 // rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
 // op(B): for each block of mc rows and each k block, it packs that part of
