@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -23,13 +24,16 @@ type TrainedRun struct {
 	Params   int    `json:"params"`
 	Steps    int    `json:"steps"`
 	// TrainTokens is the training budget: steps x batch x train_len.
-	TrainTokens     int64       `json:"train_tokens"`
-	TokensPerSecond float64     `json:"train_tokens_per_second"`
-	WallSeconds     float64     `json:"train_wall_seconds"`
-	FinalTrainLoss  float64     `json:"final_train_loss"`
-	PeakRSSBytes    int64       `json:"train_peak_rss_bytes"`
-	Corpus          CorpusID    `json:"corpus"`
-	Loss            []LossPoint `json:"loss"` // training loss by step
+	TrainTokens     int64   `json:"train_tokens"`
+	TokensPerSecond float64 `json:"train_tokens_per_second"`
+	WallSeconds     float64 `json:"train_wall_seconds"`
+	FinalTrainLoss  float64 `json:"final_train_loss"`
+	PeakRSSBytes    int64   `json:"train_peak_rss_bytes"`
+	// Processor is the machine the run trained on, as its summary names it
+	// (empty for runs trained before summaries named it).
+	Processor string      `json:"processor,omitempty"`
+	Corpus    CorpusID    `json:"corpus"`
+	Loss      []LossPoint `json:"loss"` // training loss by step
 	// Validation is the periodic validation of training (train.eval_every),
 	// in order: what time-to-perplexity is read from.
 	Validation []ValPoint `json:"validation,omitempty"`
@@ -112,7 +116,7 @@ type Comparison struct {
 func (c Comparison) WithoutTimings() Comparison {
 	runs := make([]TrainedRun, len(c.Runs))
 	for i, r := range c.Runs {
-		r.TokensPerSecond, r.WallSeconds, r.PeakRSSBytes = 0, 0, 0
+		r.TokensPerSecond, r.WallSeconds, r.PeakRSSBytes, r.Processor = 0, 0, 0, ""
 		r.Validation = append([]ValPoint(nil), r.Validation...)
 		for j := range r.Validation {
 			r.Validation[j].Seconds = 0
@@ -290,6 +294,9 @@ func (c Comparison) Markdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %.0f | %s |\n", s.Label(), s.Params, s.TokensPerSecond, strings.Join(seedList, ", "))
 	}
+	if p := c.processors(); p != "" {
+		fmt.Fprintf(&b, "\nTrained on: %s.\n", p)
+	}
 	if !c.IsGrid() {
 		// A grid's runs validate at different lengths: GridMarkdown
 		// compares them at the lengths they share.
@@ -337,4 +344,16 @@ func (s Scheme) at(l int) (LengthStats, bool) {
 		}
 	}
 	return LengthStats{}, false
+}
+
+// processors lists the machines the runs trained on, each once in the
+// order of the runs ("; " between them), or "" when no run names one.
+func (c Comparison) processors() string {
+	var out []string
+	for _, r := range c.Runs {
+		if r.Processor != "" && !slices.Contains(out, r.Processor) {
+			out = append(out, r.Processor)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -76,6 +76,31 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// The report names the processors the runs trained on, each once, and no
+// line when no run names one; WithoutTimings drops them with the speeds.
+func TestCompareNamesProcessors(t *testing.T) {
+	a, b, c := run("alibi", 1, 100, 4), run("alibi", 2, 100, 5), run("rope", 1, 100, 6)
+	a.Processor, b.Processor, c.Processor = "Zen 4, 2 CPUs", "Zen 5, 2 CPUs", "Zen 4, 2 CPUs"
+	md := func(cmp Comparison) string {
+		var buf bytes.Buffer
+		if err := cmp.Markdown(&buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	cmp := Compare([]TrainedRun{a, b, c})
+	if got := md(cmp); !strings.Contains(got, "\nTrained on: Zen 4, 2 CPUs; Zen 5, 2 CPUs.\n") {
+		t.Errorf("report does not name the two processors once each:\n%s", got)
+	}
+	if got := md(cmp.WithoutTimings()); strings.Contains(got, "Trained on") {
+		t.Errorf("report without timings names a processor:\n%s", got)
+	}
+	a.Processor, b.Processor, c.Processor = "", "", ""
+	if got := md(Compare([]TrainedRun{a, b, c})); strings.Contains(got, "Trained on") {
+		t.Errorf("report names a processor no run has:\n%s", got)
+	}
+}
+
 // Buckets of the losses by position: log-spaced, NaN left out, an empty
 // bucket null; a compact result's JSON has the buckets and no array, and
 // reads back.

@@ -74,6 +74,9 @@ type Summary struct {
 	CorpusBytes     int     `json:"corpus_bytes"`
 	CorpusSHA256    string  `json:"corpus_sha256"`
 	GoVersion       string  `json:"go_version,omitempty"` // of a goroot: corpus
+	// Processor names the machine the run trained on (osutil.Processor):
+	// what its tokens/s and wall time were measured on.
+	Processor string `json:"processor,omitempty"`
 }
 
 // warmSteps are the first steps of each training segment left out of the
@@ -181,7 +184,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		FinalTrainLoss: st.loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, PeakRSSBytes: rss.Peak(),
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
 		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
-		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion}
+		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion, Processor: osutil.Processor()}
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // microConfig is a model small enough to train in a fraction of a second.
@@ -238,6 +239,14 @@ func TestShortRunThroughput(t *testing.T) {
 	}
 	if !(sum.TokensPerSecond > 0) {
 		t.Fatalf("a 2-step run reports %g tokens/s", sum.TokensPerSecond)
+	}
+	// The summary names the processor its speed was measured on.
+	read, err := ReadSummary(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := osutil.Processor(); read.Processor != want || want == "" {
+		t.Fatalf("summary.json names processor %q, want %q", read.Processor, want)
 	}
 }
 
