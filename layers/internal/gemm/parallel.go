@@ -87,19 +87,9 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 		return false
 	}
 
-	// Chunks of C: row blocks sized for L2 reuse of the A block. When there
-	// are more blocks than goroutines, twice a multiple of the goroutines,
-	// so that the last chunk is short: the goroutines finish within one
-	// chunk of each other, and with 15 blocks on 2 cores one would run
-	// the last block alone while the other waits (the tiny model's step
-	// measured 24,674 tokens/s with 15, 26,181 with 16 and 26,484 with 32
-	// chunks of its 2048 rows). Split columns as well when there are too
-	// few row blocks to balance.
-	blocks := ceilDiv(m, g.mcMax)
-	if blocks > threads {
-		blocks = ceilDiv(blocks, threads) * threads * 2
-	}
-	j.rowChunk = ceilDiv(ceilDiv(m, blocks), g.mr) * g.mr
+	// Chunks of C: row blocks sized for L2 reuse of the A block; split
+	// columns as well when there are too few row blocks to balance.
+	j.rowChunk = blockSize(m, g.mcMax, g.mr)
 	j.rowChunks = ceilDiv(m, j.rowChunk)
 	nTiles := j.nPad / g.nr
 	j.colChunks = 1
