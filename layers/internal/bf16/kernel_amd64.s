@@ -46,6 +46,14 @@
 	ADDQ $128, DI \
 	ADDQ $32, SI
 
+// PREFETCHROW prefetches the C row at R9 (128 B: three cache lines when it
+// is not aligned) and advances R9 by ldc (R8 bytes).
+#define PREFETCHROW \
+	PREFETCHT0 (R9) \
+	PREFETCHT0 64(R9) \
+	PREFETCHT0 124(R9) \
+	ADDQ       R8, R9
+
 // STOREZ stores one row, Z0_ and Z1_, as alpha*acc to the C row at R9
 // (the columns in K1 and K2) and advances R9 by ldc (R8 bytes).
 #define STOREZ(Z0_, Z1_) \
@@ -141,38 +149,14 @@ sliver:
 	// Prefetch the C tile: 8 rows of 128 B (three cache lines when a row
 	// is not aligned), so that its stores do not wait on memory.
 	MOVQ DX, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
-	PREFETCHT0 (R9)
-	PREFETCHT0 64(R9)
-	PREFETCHT0 124(R9)
-	ADDQ R8, R9
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
