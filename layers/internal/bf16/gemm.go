@@ -66,10 +66,11 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	bp := packB(transB, n, k, b, ldb, threads)
 	defer words.put(bp)
 	// The rows are cut into chunks of at least minChunkSlivers slivers,
-	// about chunksPerThread per goroutine, which take the next chunk
-	// left: a goroutine that starts late or runs slower does not leave
-	// the others waiting at the end with half the rows still to do. Each
-	// element of C is computed the same way whatever chunk it falls in.
+	// about chunksPerThread per goroutine, and each goroutine takes the
+	// next chunk left when it finishes one: one that starts late or runs
+	// slower does not leave the others waiting at the end with half the
+	// rows still to do. Each element of C is computed the same way
+	// whatever chunk it falls in.
 	slivers := (m + MR - 1) / MR
 	per := max(minChunkSlivers, (slivers+threads*chunksPerThread-1)/(threads*chunksPerThread))
 	chunks := (slivers + per - 1) / per
