@@ -52,10 +52,25 @@ func (p Precision) valid() error {
 	return nil
 }
 
-// BF16Native reports whether BF16 products run on the CPU's AVX512_BF16
-// instructions; without them they run in portable Go, which gives the same
-// bits far more slowly.
-func BF16Native() bool { return bf16.Assembly() }
+// BF16Path names the way BF16 products run on this CPU and build:
+// "avx512_bf16" (AVX512_BF16's instructions), "avx512f" (their arithmetic
+// on AVX-512F, for a CPU that has AVX-512 without them, or whose hypervisor
+// hides them) or "portable" (Go, many times slower). All three give the
+// same results.
+func BF16Path() string { return bf16.Path() }
+
+// BF16Notice is what a user who chose BF16 is told when this CPU runs its
+// products without AVX512_BF16 (how they run instead, in one line), or ""
+// when it has the instructions.
+func BF16Notice() string {
+	switch bf16.Path() {
+	case "avx512_bf16":
+		return ""
+	case "avx512f":
+		return "without AVX512_BF16 on this CPU: the products run its arithmetic on AVX-512F, the same results at about fp32's speed"
+	}
+	return "without AVX512_BF16 or AVX-512 on this CPU: the products run in portable Go, the same results many times slower"
+}
 
 // gemmIn is gemmAll in precision p (float64 products are always exact
 // float64 ones).

@@ -132,8 +132,8 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.model.Precision == layers.BF16 && !layers.BF16Native() {
-		fmt.Fprintf(logw, "notice: train.precision bf16 without AVX512_BF16 on this CPU: the products run in portable Go, the same bits, many times slower\n")
+	if n := layers.BF16Notice(); st.model.Precision == layers.BF16 && n != "" {
+		fmt.Fprintf(logw, "notice: train.precision bf16 %s\n", n)
 	}
 	// This segment's wall time counts from the call, loading included.
 	st.segStart = start

@@ -157,8 +157,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("--precision: %v", err)
 	}
-	if prec == layers.BF16 && !layers.BF16Native() {
-		fmt.Fprintf(stderr, "notice: --precision bf16 without AVX512_BF16 on this CPU: the products run in portable Go, the same bits, many times slower\n")
+	if n := layers.BF16Notice(); prec == layers.BF16 && n != "" {
+		fmt.Fprintf(stderr, "notice: --precision bf16 %s\n", n)
 	}
 	for _, r := range opened {
 		if err := r.Model.Extend(*extend, *extendFactor); err != nil {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/alibi-go/alibi/layers/internal/simd"
 )
 
 // roundRef is Round worked out on values: the nearer of the two bfloat16
@@ -115,29 +117,149 @@ func (s shape) stored() (ar, ac, br, bc int) {
 // ac+3, ldb = bc+1, ldc = n+5), into C starting from random values, and
 // returns A, B, the starting C and the result.
 func run(s shape, seed uint64, threads int) (a, b, c0, c []float32) {
+	return runWith(s, seed, threads, inputs{scale: 1})
+}
+
+// inputs says how runWith changes run's random matrices.
+type inputs struct {
+	scale    float64 // A, B and the starting C multiplied by it
+	specials bool    // about one element in 1000 of A and B a NaN or an infinity
+}
+
+// runWith is run on the inputs in describes.
+func runWith(s shape, seed uint64, threads int, in inputs) (a, b, c0, c []float32) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	ar, ac, br, bc := s.stored()
 	a, b = randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
 	c = randMatrix(r, s.m, s.n+5)
+	for _, m := range [][]float32{a, b, c} {
+		for i := range m {
+			m[i] = float32(float64(m[i]) * in.scale)
+		}
+	}
+	if in.specials {
+		specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+		for _, m := range [][]float32{a, b} {
+			for i := range m {
+				if r.IntN(1000) == 0 {
+					m[i] = specials[r.IntN(len(specials))]
+				}
+			}
+		}
+	}
 	c0 = append([]float32(nil), c...)
 	Gemm(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, s.beta, c, s.n+5, threads)
 	return a, b, c0, c
 }
 
-// The assembly kernel gives the portable kernel's bits on every shape:
-// partial tiles, odd k, several k blocks, transposes, beta 0, 1 and other.
-func TestAssemblyBitsEqualPortable(t *testing.T) {
-	if !useAsm {
-		t.Skip("no AVX512_BF16 on this machine or build")
+// asmPaths lists the assembly paths this CPU and build run: the AVX-512F
+// emulation, and AVX512_BF16's instructions where the CPU has them.
+func asmPaths() []kpath {
+	var ps []kpath
+	if simd.BF16Emulated() {
+		ps = append(ps, emulated)
 	}
-	for i, s := range shapes() {
-		_, _, _, asm := run(s, uint64(i), 1)
-		useAsm = false
-		_, _, _, ref := run(s, uint64(i), 1)
-		useAsm = true
-		for j := range asm {
-			if math.Float32bits(asm[j]) != math.Float32bits(ref[j]) {
-				t.Fatalf("%+v: element %d: assembly %v (%#08x), portable %v (%#08x)", s, j, asm[j], math.Float32bits(asm[j]), ref[j], math.Float32bits(ref[j]))
+	if simd.BF16() {
+		ps = append(ps, native)
+	}
+	return ps
+}
+
+// usePath makes the package run p until the returned function is called.
+func usePath(p kpath) (restore func()) {
+	prev := path
+	path = p
+	return func() { path = prev }
+}
+
+// Each assembly path gives the portable kernel's bits on every shape:
+// partial tiles, odd k, several k blocks, transposes, beta 0, 1 and other;
+// and on inputs whose products and sums fall among the denormals (flushed
+// to zero), overflow to infinities, or hold NaNs.
+func TestAssemblyBitsEqualPortable(t *testing.T) {
+	ps := asmPaths()
+	if len(ps) == 0 {
+		t.Skip("no AVX-512 on this machine or build")
+	}
+	for _, p := range ps {
+		for i, s := range shapes() {
+			for _, in := range edgeInputs {
+				restore := usePath(p)
+				_, _, _, asm := runWith(s, uint64(i), 1, in)
+				restore()
+				restore = usePath(portable)
+				_, _, _, ref := runWith(s, uint64(i), 1, in)
+				restore()
+				for j := range asm {
+					if !sameBits(asm[j], ref[j]) {
+						t.Fatalf("%v, %+v, %+v: element %d: assembly %v (%#08x), portable %v (%#08x)", p, s, in, j, asm[j], math.Float32bits(asm[j]), ref[j], math.Float32bits(ref[j]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// sameBits reports whether x and y have the same bits, or are both NaN:
+// which NaN an operation on NaNs and infinities gives (its sign and
+// payload) follows each path's own order of operands.
+func sameBits(x, y float32) bool {
+	return math.Float32bits(x) == math.Float32bits(y) || x != x && y != y
+}
+
+// edgeInputs are the inputs of TestAssemblyBitsEqualPortable: ordinary
+// values; values whose products and sums fall among the denormals (2^-64
+// and 2^-66: products near 2^-128, flushed to zero); sums that overflow
+// (2^64); and infinities and NaNs among the inputs.
+var edgeInputs = []inputs{{scale: 1}, {scale: 0x1p-64}, {scale: 0x1p-66}, {scale: 0x1p64}, {scale: 1, specials: true}}
+
+// The edge inputs reach what they are meant to: sums flushed to zero,
+// infinities and NaNs.
+func TestEdgeInputsReachTheEdges(t *testing.T) {
+	s := shape{false, false, 17, 70, 256, 1, 0}
+	count := func(in inputs) (zeros, infs, nans int) {
+		_, _, _, c := runWith(s, 1, 1, in)
+		for i := range s.m {
+			for _, x := range c[i*(s.n+5) : i*(s.n+5)+s.n] {
+				switch {
+				case x == 0:
+					zeros++
+				case math.IsInf(float64(x), 0):
+					infs++
+				case x != x:
+					nans++
+				}
+			}
+		}
+		return zeros, infs, nans
+	}
+	tiny, _, _ := count(inputs{scale: 0x1p-66})
+	_, huge, _ := count(inputs{scale: 0x1p64})
+	_, infs, nans := count(inputs{scale: 1, specials: true})
+	if tiny < s.m*s.n/4 || huge < s.m*s.n/2 || infs == 0 || nans == 0 {
+		t.Fatalf("%d of %d sums flushed to zero at 2^-66, %d infinite at 2^64; with special inputs %d infinite, %d NaN", tiny, s.m*s.n, huge, infs, nans)
+	}
+}
+
+// splitAsm gives splitGo's floats.
+func TestSplit(t *testing.T) {
+	if !simd.BF16Emulated() {
+		t.Skip("no AVX-512 on this machine or build")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, width := range []int{MR, NR} {
+		for _, groups := range []int{0, 1, 3, 18} {
+			src := make([]uint32, groups*width)
+			for i := range src {
+				src[i] = r.Uint32()
+			}
+			got, want := make([]float32, 2*len(src)+1), make([]float32, 2*len(src)+1)
+			split(got, src, width)
+			splitGo(want, src, width)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("width %d, %d groups: float %d is %#08x, want %#08x", width, groups, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
 			}
 		}
 	}
@@ -204,19 +326,17 @@ func TestGemmAccuracy(t *testing.T) {
 // = 0 too), in assembly and portable Go, on one goroutine and four; the
 // padding of C beyond n columns is not touched.
 func TestGemmBiasEqualsCopiedBias(t *testing.T) {
-	defer func(f float64, asm bool) { minParallelFlops, useAsm = f, asm }(minParallelFlops, useAsm)
+	defer func(f float64) { minParallelFlops = f }(minParallelFlops)
+	defer usePath(path)()
 	minParallelFlops = 0
-	paths := []bool{false}
-	if useAsm {
-		paths = append(paths, true)
-	}
+	paths := append([]kpath{portable}, asmPaths()...)
 	for i, s := range append(shapes(), shape{false, false, 5, 7, 0, 1, 1}, shape{false, false, 9, 40, 3, 0, 1}) {
 		r := rand.New(rand.NewPCG(uint64(i), 9))
 		ar, ac, br, bc := s.stored()
 		a, b := randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
 		bias, c0 := randMatrix(r, 1, s.n), randMatrix(r, s.m, s.n+5)
-		for _, asm := range paths {
-			useAsm = asm
+		for _, p := range paths {
+			path = p
 			want := append([]float32(nil), c0...)
 			for row := range s.m {
 				copy(want[row*(s.n+5):], bias)
@@ -227,7 +347,7 @@ func TestGemmBiasEqualsCopiedBias(t *testing.T) {
 				GemmBias(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, bias, got, s.n+5, threads)
 				for j := range got {
 					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-						t.Fatalf("%+v, assembly %v, %d goroutines: element %d: %v, copied bias and beta 1 give %v", s, asm, threads, j, got[j], want[j])
+						t.Fatalf("%+v, %v, %d goroutines: element %d: %v, copied bias and beta 1 give %v", s, p, threads, j, got[j], want[j])
 					}
 				}
 			}
@@ -235,7 +355,7 @@ func TestGemmBiasEqualsCopiedBias(t *testing.T) {
 	}
 }
 
-// RoundSlice gives Round's bits, in assembly too: ties, denormals, NaNs,
+// RoundSlice gives Round's bits, on every path: ties, denormals, NaNs,
 // infinities and random values, at lengths around the 32-element blocks.
 func TestRoundSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
@@ -252,11 +372,15 @@ func TestRoundSlice(t *testing.T) {
 			}
 			src[i] = math.Float32frombits(b)
 		}
-		dst := make([]uint16, n)
-		RoundSlice(dst, src)
-		for i, x := range src {
-			if dst[i] != Round(x) {
-				t.Fatalf("n %d: RoundSlice of %#08x gives %#04x, Round %#04x", n, math.Float32bits(x), dst[i], Round(x))
+		for _, p := range append([]kpath{portable}, asmPaths()...) {
+			restore := usePath(p)
+			dst := make([]uint16, n)
+			RoundSlice(dst, src)
+			restore()
+			for i, x := range src {
+				if dst[i] != Round(x) {
+					t.Fatalf("%v, n %d: RoundSlice of %#08x gives %#04x, Round %#04x", p, n, math.Float32bits(x), dst[i], Round(x))
+				}
 			}
 		}
 	}

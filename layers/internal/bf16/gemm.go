@@ -1,6 +1,7 @@
 package bf16
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +15,31 @@ const (
 	NR = 32
 	mc = 144 // rows of A packed at a time: 18 slivers of KC/2 pairs, 72 KiB
 )
+
+// kpath is the way the products run. All three give the same bits.
+type kpath int
+
+const (
+	portable kpath = iota // kernelGo and Round in Go
+	emulated              // the instructions' arithmetic on AVX-512F (emulated_amd64.s)
+	native                // AVX512_BF16's VDPBF16PS and VCVTNEPS2BF16 (kernel_amd64.s)
+)
+
+func (p kpath) String() string {
+	switch p {
+	case native:
+		return "avx512_bf16"
+	case emulated:
+		return "avx512f"
+	}
+	return "portable"
+}
+
+// Path names the way Gemm runs on this CPU and build: "avx512_bf16" (the
+// AVX512_BF16 instructions), "avx512f" (their arithmetic on AVX-512F, for
+// a CPU without them) or "portable" (Go, many times slower). All three give
+// the same bits.
+func Path() string { return path.String() }
 
 // minParallelFlops is the smallest 2*m*n*k that Gemm splits across
 // goroutines (a variable so that tests reach the parallel path).
@@ -57,14 +83,16 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 		gemm.ScaleC(m, n, beta, c, ldc)
 		return
 	}
-	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
-		bp := packB(transB, n, k, b, ldb, 1)
-		defer words.put(bp)
-		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
-		return
+	serial := threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops
+	if serial {
+		threads = 1
 	}
 	bp := packB(transB, n, k, b, ldb, threads)
 	defer words.put(bp)
+	if serial {
+		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
+		return
+	}
 	// The rows are cut into chunks of at least minChunkSlivers slivers,
 	// about chunksPerThread per goroutine, and each goroutine takes the
 	// next chunk left when it finishes one: one that starts late or runs
@@ -96,11 +124,17 @@ const (
 
 // rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
 // op(B): for each block of mc rows and each k block, it packs that part of
-// op(A) and runs the kernel down every column sliver. A bias (nil for
-// none) is added in the first k block's stores, in place of beta*C.
+// op(A) (and splits it into floats on the emulated path) and runs the
+// kernel down every column sliver. A bias (nil for none) is added in the
+// first k block's stores, in place of beta*C.
 func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, bias, c []float32, ldc int) {
 	ap := words.get(mc * KC / 2)
 	defer words.put(ap)
+	var af []float32
+	if path == emulated {
+		af = floats.get(mc * KC)
+		defer floats.put(af)
+	}
 	kBlocks := (k + KC - 1) / KC
 	nSlivers := (n + NR - 1) / NR
 	for i0 := lo; i0 < hi; i0 += mc {
@@ -110,6 +144,9 @@ func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda in
 			k0 := kb * KC
 			kp := (min(KC, k-k0) + 1) / 2 // pairs in this block
 			packA(transA, i0, rows, k0, kp, k, a, lda, ap)
+			if af != nil {
+				split(af, ap[:nsl*kp*MR], MR)
+			}
 			bt, bs := beta, bias
 			if kb > 0 {
 				bt, bs = 1, nil
@@ -123,7 +160,7 @@ func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda in
 				if bs != nil {
 					sb = bs[j0:]
 				}
-				kernel(nsl, kp, ap, bp[base+s*kp*NR:], c[i0*ldc+j0:], ldc, alpha, bt, sb, rows-(nsl-1)*MR, min(NR, n-j0))
+				kernel(nsl, kp, ap, bp[base+s*kp*NR:], af, c[i0*ldc+j0:], ldc, alpha, bt, sb, rows-(nsl-1)*MR, min(NR, n-j0))
 			}
 		}
 	}
@@ -321,6 +358,20 @@ func (s *slices[T]) get(n int) []T {
 func (s *slices[T]) put(b []T) { s.p.Put(&b) }
 
 var (
-	words     slices[uint32] // packed A and B
-	converted slices[uint16] // lines converted to bfloat16
+	words     slices[uint32]  // packed A and B
+	converted slices[uint16]  // lines converted to bfloat16
+	floats    slices[float32] // packed words split into floats (emulated path)
 )
+
+// splitGo is splitAsm in Go: for each group of width words of src, the
+// words' top halves as floats (the odd k steps), then their bottom halves
+// (the even steps).
+func splitGo(dst []float32, src []uint32, width int) {
+	for g := 0; g+width <= len(src); g += width {
+		out := dst[2*g : 2*g+2*width]
+		for j, w := range src[g : g+width] {
+			out[j] = math.Float32frombits(w &^ 0xffff)
+			out[width+j] = math.Float32frombits(w << 16)
+		}
+	}
+}

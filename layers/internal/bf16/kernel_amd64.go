@@ -18,26 +18,64 @@ import (
 //go:noescape
 func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
-// useAsm says whether the kernel runs in assembly; tests switch it.
-var useAsm = simd.BF16()
+// kernelEmuAsm is kernelAsm on AVX-512F, with the A slivers split into
+// floats (splitAsm): a holds nsl slivers of kp groups of 2*MR floats.
+//
+//go:noescape
+func kernelEmuAsm(nsl, kp int, a *float32, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
-// Assembly reports whether Gemm runs the AVX512_BF16 kernel.
-func Assembly() bool { return useAsm }
+// path is the way the products run; tests switch it.
+var path = choosePath()
 
-func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
-	if !useAsm || kp == 0 {
+func choosePath() kpath {
+	switch {
+	case simd.BF16():
+		return native
+	case simd.BF16Emulated():
+		return emulated
+	}
+	return portable
+}
+
+// kernel runs nsl tiles from packed words a and b, or on the emulated path
+// from a's split floats af and b.
+func kernel(nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
+	if path == portable || kp == 0 {
 		kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
 		return
 	}
-	_ = a[nsl*kp*MR-1]
-	_ = b[kp*NR-1]
 	_ = c[(nsl-1)*MR*ldc+(rows-1)*ldc+cols-1]
 	var bp *float32
 	if bias != nil {
 		_ = bias[cols-1]
 		bp = unsafe.SliceData(bias)
 	}
+	_ = b[kp*NR-1]
+	if path == emulated {
+		_ = af[nsl*kp*2*MR-1]
+		kernelEmuAsm(nsl, kp, unsafe.SliceData(af), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1, bp)
+		return
+	}
+	_ = a[nsl*kp*MR-1]
 	kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1, bp)
+}
+
+// splitAsm writes, for groups groups of width pair words (width a
+// multiple of 8), the words' top halves as floats (the odd steps), then
+// their bottom halves (the even steps).
+//
+//go:noescape
+func splitAsm(dst *float32, src *uint32, groups, width int)
+
+// split is splitAsm on slices: the floats of groups of width words, into
+// dst (twice as long as the words).
+func split(dst []float32, src []uint32, width int) {
+	groups := len(src) / width
+	if groups == 0 {
+		return
+	}
+	_ = dst[2*len(src)-1]
+	splitAsm(unsafe.SliceData(dst), unsafe.SliceData(src), groups, width)
 }
 
 // roundAsm converts n floats, a multiple of 32, to bfloat16 as Round does,
@@ -46,15 +84,25 @@ func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float3
 //go:noescape
 func roundAsm(dst *uint16, src *float32, n int)
 
+// roundEmuAsm is roundAsm on AVX-512F.
+//
+//go:noescape
+func roundEmuAsm(dst *uint16, src *float32, n int)
+
 // RoundSlice sets dst[i] = Round(src[i]) for every i < len(src); dst must be
 // at least as long.
 func RoundSlice(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	done := 0
-	if useAsm {
-		if done = len(src) &^ 31; done > 0 {
-			roundAsm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
-		}
+	if path != portable {
+		done = len(src) &^ 31
+	}
+	switch {
+	case done == 0:
+	case path == native:
+		roundAsm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
+	default:
+		roundEmuAsm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
 	}
 	for i := done; i < len(src); i++ {
 		dst[i] = Round(src[i])
@@ -67,16 +115,25 @@ func RoundSlice(dst []uint16, src []float32) {
 //go:noescape
 func pairsAsm(dst *uint32, lo, hi *float32, groups, width, stride int)
 
+// pairsEmuAsm is pairsAsm on AVX-512F.
+//
+//go:noescape
+func pairsEmuAsm(dst *uint32, lo, hi *float32, groups, width, stride int)
+
 // pairs is pairsAsm on slices, checked; it reports false (and writes
-// nothing) without the assembly path or for a width that is not a
+// nothing) on the portable path or for a width that is not a
 // multiple of 8, and the caller packs those groups itself.
 func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool {
-	if !useAsm || width%8 != 0 || groups < 1 {
+	if path == portable || width%8 != 0 || groups < 1 {
 		return false
 	}
 	_ = dst[(groups-1)*stride+width-1]
 	_ = lo[groups*width-1]
 	_ = hi[groups*width-1]
+	if path == emulated {
+		pairsEmuAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
+		return true
+	}
 	pairsAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
 	return true
 }
@@ -88,15 +145,24 @@ func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool {
 //go:noescape
 func alongAsm(dst *uint32, src *float32, ld, chunks, ldd int)
 
+// alongEmuAsm is alongAsm on AVX-512F.
+//
+//go:noescape
+func alongEmuAsm(dst *uint32, src *float32, ld, chunks, ldd int)
+
 // along is alongAsm on slices, checked; it reports false (and writes
-// nothing) without the assembly path, and the caller packs those words
+// nothing) on the portable path, and the caller packs those words
 // itself.
 func along(dst []uint32, src []float32, ld, chunks, ldd int) bool {
-	if !useAsm || chunks < 1 {
+	if path == portable || chunks < 1 {
 		return false
 	}
 	_ = dst[(8*chunks-1)*ldd+7]
 	_ = src[7*ld+16*chunks-1]
+	if path == emulated {
+		alongEmuAsm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
+		return true
+	}
 	alongAsm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
 	return true
 }

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "tile_amd64.h"
 
 // VDPBF16PS Zd, Zs1, Zs2 (EVEX.512.F3.0F38.W0 52 /r) has no mnemonic in
 // Go's assembler, so each use below is spelled out in bytes: 62, the three
@@ -45,75 +46,6 @@
 	BYTE $0x62; BYTE $0x32; BYTE $0x76; BYTE $0x40; BYTE $0x52; BYTE $0xfb \
 	ADDQ $128, DI \
 	ADDQ $32, SI
-
-// PREFETCHROW prefetches the C row at R9 (128 B: three cache lines when it
-// is not aligned) and advances R9 by ldc (R8 bytes).
-#define PREFETCHROW \
-	PREFETCHT0 (R9) \
-	PREFETCHT0 64(R9) \
-	PREFETCHT0 124(R9) \
-	ADDQ       R8, R9
-
-// STOREZ stores one row, Z0_ and Z1_, as alpha*acc to the C row at R9
-// (the columns in K1 and K2) and advances R9 by ldc (R8 bytes).
-#define STOREZ(Z0_, Z1_) \
-	VMULPS  Z30, Z0_, Z0_ \
-	VMULPS  Z30, Z1_, Z1_ \
-	VMOVUPS Z0_, K1, (R9) \
-	VMOVUPS Z1_, K2, 64(R9) \
-	ADDQ    R8, R9
-
-// STOREA stores one row as alpha*acc + bias (Z28, Z29), the sum rounded
-// as the copied bias times beta 1 would be.
-#define STOREA(Z0_, Z1_) \
-	VMULPS  Z30, Z0_, Z0_ \
-	VMULPS  Z30, Z1_, Z1_ \
-	VADDPS  Z28, Z0_, Z0_ \
-	VADDPS  Z29, Z1_, Z1_ \
-	VMOVUPS Z0_, K1, (R9) \
-	VMOVUPS Z1_, K2, 64(R9) \
-	ADDQ    R8, R9
-
-// STOREB is STOREZ for C = alpha*acc + beta*C, each product rounded before
-// the sum (no fused multiply-add, as in the portable kernel).
-#define STOREB(Z0_, Z1_) \
-	VMULPS    Z30, Z0_, Z0_ \
-	VMULPS    Z30, Z1_, Z1_ \
-	VMOVUPS.Z (R9), K1, Z20 \
-	VMOVUPS.Z 64(R9), K2, Z21 \
-	VMULPS    Z31, Z20, Z20 \
-	VMULPS    Z31, Z21, Z21 \
-	VADDPS    Z20, Z0_, Z0_ \
-	VADDPS    Z21, Z1_, Z1_ \
-	VMOVUPS   Z0_, K1, (R9) \
-	VMOVUPS   Z1_, K2, 64(R9) \
-	ADDQ      R8, R9
-
-// STORE8 stores the tile's rows with ST, leaving for next after BX rows.
-#define STORE8(ST) \
-	ST(Z0, Z1) \
-	DECQ BX \
-	JZ   next \
-	ST(Z2, Z3) \
-	DECQ BX \
-	JZ   next \
-	ST(Z4, Z5) \
-	DECQ BX \
-	JZ   next \
-	ST(Z6, Z7) \
-	DECQ BX \
-	JZ   next \
-	ST(Z8, Z9) \
-	DECQ BX \
-	JZ   next \
-	ST(Z10, Z11) \
-	DECQ BX \
-	JZ   next \
-	ST(Z12, Z13) \
-	DECQ BX \
-	JZ   next \
-	ST(Z14, Z15) \
-	JMP  next
 
 // func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 //

@@ -2,16 +2,15 @@
 
 package bf16
 
-// useAsm is false: there is no assembly kernel on this build.
-var useAsm = false
+// path is portable: there is no assembly on this build.
+var path = portable
 
-// Assembly reports whether Gemm runs the AVX512_BF16 kernel: never on this
-// build.
-func Assembly() bool { return false }
-
-func kernel(nsl, kp int, a, b []uint32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
+func kernel(nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
 	kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
 }
+
+// split is splitGo (only the emulated path splits, and this build has none).
+func split(dst []float32, src []uint32, width int) { splitGo(dst, src, width) }
 
 // RoundSlice sets dst[i] = Round(src[i]) for every i < len(src); dst must be
 // at least as long.

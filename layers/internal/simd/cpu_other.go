@@ -6,4 +6,5 @@ const (
 	hasAVX2   = false
 	hasAVX512 = false
 	hasBF16   = false
+	hasVL     = false
 )

@@ -54,6 +54,12 @@ func (p Path) Supported() bool {
 // bfloat16 products (layers/internal/bf16) run in assembly.
 func BF16() bool { return hasBF16 && Best() == AVX512 }
 
+// BF16Emulated reports whether the bfloat16 products can run their
+// AVX-512F emulation of those instructions instead: the chosen path is
+// AVX-512 and the CPU has AVX512VL (for the 256-bit forms of its integer
+// operations), with or without AVX512_BF16.
+func BF16Emulated() bool { return hasVL && Best() == AVX512 }
+
 // Best is the fastest supported path, or the one ALIBI_SIMD names if that
 // is slower and supported.
 func Best() Path { return best(os.Getenv("ALIBI_SIMD")) }
