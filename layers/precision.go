@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/alibi-go/alibi/layers/internal/bf16"
+	"github.com/alibi-go/alibi/layers/internal/simd"
 )
 
 // Precision is the arithmetic of the linear layers' matrix products.
@@ -58,6 +59,18 @@ func (p Precision) valid() error {
 // hides them) or "portable" (Go, many times slower). All three give the
 // same results.
 func BF16Path() string { return bf16.Path() }
+
+// Kernels names the instruction sets a model in precision p runs on with
+// this CPU and build: the float32 kernels' path ("avx512", "avx2" or
+// "portable", see ALIBI_SIMD), and in BF16 the products' (BF16Path), as in
+// "avx512, bf16 on avx512f". A speed figure means little without it.
+func Kernels(p Precision) string {
+	k := simd.Best().String()
+	if p == BF16 {
+		k += ", bf16 on " + BF16Path()
+	}
+	return k
+}
 
 // BF16Notice is what a user who chose BF16 is told when this CPU runs its
 // products without AVX512_BF16 (how they run instead, in one line), or ""

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/bf16"
+	"github.com/alibi-go/alibi/layers/internal/simd"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -107,5 +108,30 @@ func TestParsePrecision(t *testing.T) {
 		if (err != nil) != c.err || got != c.want {
 			t.Errorf("ParsePrecision(%q) = %v, %v", c.in, got, err)
 		}
+	}
+}
+
+// BF16Path is the fastest path the CPU and build have (the instructions,
+// else their AVX-512F emulation, else Go), BF16Notice speaks when it is not
+// the instructions, and Kernels names it beside the float32 path.
+func TestBF16Path(t *testing.T) {
+	want := "portable"
+	switch {
+	case simd.BF16():
+		want = "avx512_bf16"
+	case simd.BF16Emulated():
+		want = "avx512f"
+	}
+	if got := BF16Path(); got != want {
+		t.Errorf("BF16Path() = %q on a CPU whose best is %q", got, want)
+	}
+	if notice := BF16Notice(); (want == "avx512_bf16") != (notice == "") {
+		t.Errorf("BF16Path %q with notice %q", want, notice)
+	}
+	if got, want := Kernels(BF16), simd.Best().String()+", bf16 on "+want; got != want {
+		t.Errorf("Kernels(BF16) = %q, want %q", got, want)
+	}
+	if got, want := Kernels(FP32), simd.Best().String(); got != want {
+		t.Errorf("Kernels(FP32) = %q, want %q", got, want)
 	}
 }

@@ -77,6 +77,9 @@ type Summary struct {
 	// Processor names the machine the run trained on (osutil.Processor):
 	// what its tokens/s and wall time were measured on.
 	Processor string `json:"processor,omitempty"`
+	// Kernels names the instruction sets the run trained with
+	// (layers.Kernels), such as "avx512, bf16 on avx512f".
+	Kernels string `json:"kernels,omitempty"`
 }
 
 // warmSteps are the first steps of each training segment left out of the
@@ -184,7 +187,8 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		FinalTrainLoss: st.loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, PeakRSSBytes: rss.Peak(),
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
 		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
-		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion, Processor: osutil.Processor()}
+		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion, Processor: osutil.Processor(),
+		Kernels: layers.Kernels(st.model.Precision)}
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -247,6 +248,9 @@ func TestShortRunThroughput(t *testing.T) {
 	}
 	if want := osutil.Processor(); read.Processor != want || want == "" {
 		t.Fatalf("summary.json names processor %q, want %q", read.Processor, want)
+	}
+	if want := layers.Kernels(layers.FP32); read.Kernels != want || want == "" {
+		t.Fatalf("summary.json names kernels %q, want %q", read.Kernels, want)
 	}
 }
 

@@ -20,13 +20,26 @@
 // rounded (round to nearest even, a denormal result flushed to zero); an
 // odd k is padded with a zero step. A block's sum s then goes into C as
 // alpha*s + beta*C with each product and the sum rounded (beta is 1 after
-// the first block; C is not read when beta is 0). The assembly path
-// (AVX512_BF16, see simd.BF16) and the portable one follow exactly these
-// steps, so they give the same bits; the tests check that. Against the
-// exact product of the float32 inputs, each product term carries the inputs'
-// rounding, a relative error up to about 2^-7, so a sum of k terms of mixed
-// signs is typically off by about 2^-8·sqrt(k) of the terms' size: the
-// price of bfloat16 inputs, which mixed-precision training accepts.
+// the first block; C is not read when beta is 0).
+//
+// # Paths
+//
+// Three paths follow exactly these steps: AVX512_BF16's instructions
+// (kernel_amd64.s, see simd.BF16); their arithmetic on AVX-512F alone
+// (emulated_amd64.s, for a CPU without them: each pair split into two
+// float32, a fused multiply-add each, under flush-to-zero); and portable
+// Go. They give the same bits (the tests check each assembly path against
+// the portable one), except which NaN a NaN result is: its sign and
+// payload follow each path's order of operands. Path names the one that
+// runs.
+//
+// # Error
+//
+// Against the exact product of the float32 inputs, each product term
+// carries the inputs' rounding, a relative error up to about 2^-7, so a sum
+// of k terms of mixed signs is typically off by about 2^-8·sqrt(k) of the
+// terms' size: the price of bfloat16 inputs, which mixed-precision training
+// accepts.
 package bf16
 
 import "math"
