@@ -24,6 +24,13 @@ func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b [
 	fastgemm.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0))
 }
 
+// sgemmBias sets y = x w + b (n x k times k x m, b added to every row) on
+// every core when the package's kernel can add the bias as it stores
+// (gemm.TrySgemmBias), and reports whether it did.
+func sgemmBias(n, m, k int, x, w, b, y []float32) bool {
+	return fastgemm.TrySgemmBias(n, m, k, x, k, w, m, b, y, m, runtime.GOMAXPROCS(0))
+}
+
 // goBLAS is gonum's BLAS with a faster Sgemm.
 type goBLAS struct{ gonum.Implementation }
 

@@ -30,5 +30,9 @@ func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b [
 	netlib.Implementation{}.Sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// sgemmBias reports false: with OpenBLAS the bias is copied into every row
+// and the product added with beta 1.
+func sgemmBias(n, m, k int, x, w, b, y []float32) bool { return false }
+
 // BLASName names the matrix-multiply backend in use.
 func BLASName() string { return "openblas" }

@@ -96,13 +96,19 @@ func gemmIn[T float](p Precision, tA, tB bool, m, n, k int, alpha T, a []T, lda 
 }
 
 // gemmBiasIn sets y = x w + b (n x k times k x m, b added to every row) in
-// precision p when that precision fuses the bias into its product (bf16 on
-// float32), and reports whether it did.
+// precision p when the product can add the bias as it stores (bf16 on
+// float32 always; fp32 where sgemmBias can), and reports whether it did.
+// Either way the bits are those of b copied into every row of y and the
+// product added with beta 1.
 func gemmBiasIn[T float](p Precision, n, m, k int, x, w, b, y []T) bool {
 	x32, ok := any(x).([]float32)
-	if !ok || p != BF16 {
+	if !ok {
 		return false
 	}
-	bf16.GemmBias(false, false, n, m, k, 1, x32, k, any(w).([]float32), m, any(b).([]float32), any(y).([]float32), m, runtime.GOMAXPROCS(0))
-	return true
+	w32, b32, y32 := any(w).([]float32), any(b).([]float32), any(y).([]float32)
+	if p == BF16 {
+		bf16.GemmBias(false, false, n, m, k, 1, x32, k, w32, m, b32, y32, m, runtime.GOMAXPROCS(0))
+		return true
+	}
+	return sgemmBias(n, m, k, x32, w32, b32, y32)
 }

@@ -91,7 +91,7 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		return
 	}
 	if threaded {
-		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc) {
 			return
 		}
 		tr, tc := splitGrid(g, m, n, k, threads)
@@ -101,6 +101,26 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		}
 	}
 	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// TrySgemmBias computes C = A·B + bias for A (m x k) and B (k x n) not
+// transposed, bias (n elements) added to every row: a linear layer's
+// forward product. The result has the bits of copying bias into every row
+// of C and calling Sgemm with alpha 1 and beta 1. It runs, and reports
+// true, when that Sgemm would run the AVX-512 kernel on shared packing
+// (threads > 1, a product large enough to split, packed operands within
+// the shared budget): the kernel then adds the bias as it stores the first
+// k block, without a pass over C to copy it in and the kernel reading it
+// back. Otherwise it does nothing and reports false, and the caller copies
+// and calls Sgemm. It panics as Sgemm does, and if bias is shorter than n.
+func TrySgemmBias(m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int, threads int) bool {
+	CheckArgs(false, false, m, n, k, a, lda, b, ldb, c, ldc)
+	_ = bias[:n]
+	g := geom()
+	if g.path != AVX512 || m == 0 || n == 0 || k == 0 || threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		return false
+	}
+	return trySharedParallel(g, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
 }
 
 // CheckArgs panics with a descriptive message if the arguments do not
@@ -350,7 +370,7 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 // kb x nr B sliver, used for the partial last sliver of B read in place.
 func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, c []float32, ldc int, edgeA, edgeB []float32) {
 	if g.path == AVX512 {
-		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, c, ldc, edgeA, edgeB)
+		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, nil, c, ldc, edgeA, edgeB)
 		return
 	}
 	macroKernel6x16(g.path == AVX2, mb, nb, kb, alpha, asrc, bsrc.b, beta, c, ldc, edgeA)

@@ -447,3 +447,67 @@ func TestGeometries(t *testing.T) {
 		t.Errorf("best path %v is not supported", best)
 	}
 }
+
+// TrySgemmBias gives the bits of the bias copied into every row and Sgemm
+// with alpha and beta 1, on every shape the shared path takes (partial
+// tiles, several k blocks, A read in place or packed, B packed), on 2 to 7
+// goroutines; the padding of C beyond n columns is not touched. It runs
+// exactly where Sgemm would take the AVX-512 kernel on shared packing, and
+// elsewhere reports false without touching C.
+func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
+	for _, mode := range []struct {
+		name     string
+		minFlops float64
+		budget   int
+	}{
+		{"default", minParallelFlops, sharedPackBudget},
+		{"shared", 0, sharedPackBudget}, // every threaded product on shared packing
+		{"static", 0, -1},               // none: the static split
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			withParallelSettings(mode.minFlops, mode.budget, func() {
+				forEachPath(t, func(t *testing.T) {
+					rng := rand.New(rand.NewSource(5))
+					ran := 0
+					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 384, 128}, {2048, 128, 512}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {13, 35, 600}, {40, 1, 300}} {
+						m, n, k := s[0], s[1], s[2]
+						lda, ldb, ldc := k+1, n+2, n+3
+						a, b := randSlice(rng, m*lda), randSlice(rng, k*ldb)
+						bias, c0 := randSlice(rng, n), randSlice(rng, m*ldc)
+						for _, th := range []int{1, 2, 3, 7} {
+							want := append([]float32(nil), c0...)
+							for i := range m {
+								copy(want[i*ldc:i*ldc+n], bias)
+							}
+							Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 1, want, ldc, th)
+							got := append([]float32(nil), c0...)
+							fused := TrySgemmBias(m, n, k, a, lda, b, ldb, bias, got, ldc, th)
+							shared := Active() == AVX512 && th > 1 && 2*float64(m*n*k) >= minParallelFlops &&
+								mode.budget >= 0 && (m*n*k > 0)
+							if fused != shared && mode.name != "default" {
+								t.Fatalf("%dx%dx%d on %d goroutines: fused %v, want %v", m, n, k, th, fused, shared)
+							}
+							if !fused {
+								for i := range got {
+									if math.Float32bits(got[i]) != math.Float32bits(c0[i]) {
+										t.Fatalf("%dx%dx%d on %d goroutines: not fused, but C element %d changed", m, n, k, th, i)
+									}
+								}
+								continue
+							}
+							ran++
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%dx%dx%d on %d goroutines: element %d (row %d) is %v, the copied bias and beta 1 give %v", m, n, k, th, i, i/ldc, got[i], want[i])
+								}
+							}
+						}
+					}
+					if Active() == AVX512 && mode.budget >= 0 && ran == 0 {
+						t.Fatal("no product ran fused")
+					}
+				})
+			})
+		})
+	}
+}

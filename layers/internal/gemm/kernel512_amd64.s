@@ -81,6 +81,19 @@
 	VMOVUPS Z1_, K2, 64(R9) \
 	ADDQ    R8, R9
 
+// STOREBIAS is the store of a linear layer's first k block, C = alpha*acc +
+// bias, with the bias's columns in Z28 and Z29 (C is not read): the bits
+// of a C pre-filled with the bias and STOREBETAM with beta 1, whose fused
+// multiply-add by 1 rounds once as this addition does.
+#define STOREBIAS(Z0_, Z1_) \
+	VMULPS  Z30, Z0_, Z0_ \
+	VMULPS  Z30, Z1_, Z1_ \
+	VADDPS  Z28, Z0_, Z0_ \
+	VADDPS  Z29, Z1_, Z1_ \
+	VMOVUPS Z0_, K1, (R9) \
+	VMOVUPS Z1_, K2, 64(R9) \
+	ADDQ    R8, R9
+
 // STORE8 stores the rows of the tile with the store macro ST, leaving for
 // label next after BX rows.
 #define STORE8(ST) \
@@ -108,7 +121,7 @@
 	ST(Z14, Z15) \
 	JMP  next
 
-// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32)
+// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 //
 // Computes nsl vertically adjacent 8x32 tiles of C; see the Go declaration.
 // Register use: CX slivers left, AX the current A sliver, DX its C tile, R8
@@ -116,7 +129,7 @@
 // R13 rows 0 and 5 of A at the current k step, DI B at the current k step,
 // BX a counter, Z0-Z15 the accumulators, Z16-Z19 B and A values, Z30 alpha,
 // Z31 beta, K1 and K2 the column masks.
-TEXT ·kernel8x32(SB), NOSPLIT, $0-100
+TEXT ·kernel8x32(SB), NOSPLIT, $0-112
 	MOVQ  nsl+0(FP), CX
 	TESTQ CX, CX
 	JZ    done
@@ -200,6 +213,9 @@ store:
 	MOVQ         DX, R9
 	VBROADCASTSS alpha+80(FP), Z30
 	VBROADCASTSS beta+84(FP), Z31
+	MOVQ         bias+104(FP), DI
+	TESTQ        DI, DI
+	JNZ          withbias
 	MOVL         mask+96(FP), SI
 	MOVL         beta+84(FP), DI
 	SHLL         $1, DI // drop the sign bit: +0 and -0 both mean "overwrite"
@@ -218,6 +234,11 @@ zero:
 
 zeromasked:
 	STORE8(STOREZEROM)
+
+withbias:
+	VMOVUPS.Z (DI), K1, Z28
+	VMOVUPS.Z 64(DI), K2, Z29
+	STORE8(STOREBIAS)
 
 next:
 	MOVQ asl+40(FP), BX

@@ -8,8 +8,9 @@ package gemm
 // columns.
 func colMask(cols int) uint32 { return uint32(uint64(1)<<cols - 1) }
 
-// macroKernel8x32 is macroKernel for the AVX-512 path.
-func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, c []float32, ldc int, edgeA, edgeB []float32) {
+// macroKernel8x32 is macroKernel for the AVX-512 path. With a bias (nb
+// elements; nil for none), C = alpha*op(A)*op(B) + bias in place of beta*C.
+func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
 	const mr, nr = 8, 32
 	full := mb / mr * mr // rows covered by full A slivers
 	rem := mb - full
@@ -62,15 +63,19 @@ func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, 
 		}
 		// The elements of C written: rows [0, mb), columns [jr, jr+cols).
 		ct := c[jr : (mb-1)*ldc+jr+cols]
+		var bp *float32 // the sliver's columns of the bias
+		if bias != nil {
+			bp = &bias[jr : jr+cols][0]
+		}
 		if asrc.packed {
-			kernel8x32(nsl, kb, &aAll[0], 1, mr, mr*kb, &bs[0], ldb, &ct[0], ldc, alpha, beta, last, mask)
+			kernel8x32(nsl, kb, &aAll[0], 1, mr, mr*kb, &bs[0], ldb, &ct[0], ldc, alpha, beta, last, mask, bp)
 			continue
 		}
 		if full > 0 {
-			kernel8x32(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], ldb, &ct[0], ldc, alpha, beta, mr, mask)
+			kernel8x32(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], ldb, &ct[0], ldc, alpha, beta, mr, mask, bp)
 		}
 		if rem != 0 {
-			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], ldb, &ct[full*ldc], ldc, alpha, beta, rem, mask)
+			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], ldb, &ct[full*ldc], ldc, alpha, beta, rem, mask, bp)
 		}
 	}
 }

@@ -28,6 +28,7 @@ type sharedJob struct {
 	alpha, beta    float32
 	a, b, c        []float32
 	lda, ldb, ldc  int
+	bias           []float32 // added in the first k block's stores in place of beta*C (AVX-512 only; nil for none)
 
 	kc      int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
 	nkb     int  // number of k blocks
@@ -63,12 +64,14 @@ var sharedPool = sync.Pool{New: func() any { return new(workspace) }}
 
 // trySharedParallel runs the product on up to threads goroutines using
 // shared packed buffers. It returns false, doing nothing, when the packed
-// operands would exceed sharedPackBudget.
-func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+// operands would exceed sharedPackBudget. A bias (nil for none; only on the
+// AVX-512 path) is added to every row in the first k block's stores, in
+// place of beta*C.
+func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) bool {
 	j := &sharedJob{
 		g:      g,
 		transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
-		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
+		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, bias: bias,
 	}
 	j.kc = blockSize(k, g.kcMax, 1)
 	j.nkb = ceilDiv(k, j.kc)
@@ -217,6 +220,10 @@ func (j *sharedJob) compute(t int, edge, edgeB []float32) {
 		} else {
 			aoff := q*j.kc*j.mPad + ic*kb
 			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, j.g.mr)*j.g.mr*kb], rs: 1, cs: j.g.mr, packed: true}
+		}
+		if q == 0 && j.bias != nil {
+			macroKernel8x32(mb, nb, kb, j.alpha, src, bsrc, 0, j.bias[jc:jc+nb], j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
+			continue
 		}
 		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsrc, bet, j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
 	}
