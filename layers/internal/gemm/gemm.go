@@ -96,31 +96,46 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		}
 		tr, tc := splitGrid(g, m, n, k, threads)
 		if tr*tc > 1 {
-			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
 			return
 		}
 	}
-	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
 }
 
 // TrySgemmBias computes C = A·B + bias for A (m x k) and B (k x n) not
 // transposed, bias (n elements) added to every row: a linear layer's
 // forward product. The result has the bits of copying bias into every row
 // of C and calling Sgemm with alpha 1 and beta 1. It runs, and reports
-// true, when that Sgemm would run the AVX-512 kernel on shared packing
-// (threads > 1, a product large enough to split, packed operands within
-// the shared budget): the kernel then adds the bias as it stores the first
-// k block, without a pass over C to copy it in and the kernel reading it
+// true, when that Sgemm would run the AVX-512 kernel (every product on
+// that path but those of at most 4 rows on one goroutine, which take the
+// small-M kernel): the kernel then adds the bias as it stores the first k
+// block, without a pass over C to copy it in and the kernel reading it
 // back. Otherwise it does nothing and reports false, and the caller copies
 // and calls Sgemm. It panics as Sgemm does, and if bias is shorter than n.
 func TrySgemmBias(m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int, threads int) bool {
 	CheckArgs(false, false, m, n, k, a, lda, b, ldb, c, ldc)
 	_ = bias[:n]
 	g := geom()
-	if g.path != AVX512 || m == 0 || n == 0 || k == 0 || threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+	if g.path != AVX512 || m == 0 || n == 0 || k == 0 {
 		return false
 	}
-	return trySharedParallel(g, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
+	// Sgemm's choice of path, with the bias.
+	threaded := threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops
+	if !threaded && useSmallM(false, m) {
+		return false
+	}
+	if threaded {
+		if trySharedParallel(g, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc) {
+			return true
+		}
+		if tr, tc := splitGrid(g, m, n, k, threads); tr*tc > 1 {
+			gridSplit(g, tr, tc, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
+			return true
+		}
+	}
+	gemmSerial(g, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
+	return true
 }
 
 // CheckArgs panics with a descriptive message if the arguments do not
@@ -206,8 +221,9 @@ func splitGrid(g *geometry, m, n, k, threads int) (tr, tc int) {
 }
 
 // gridSplit runs a tr x tc grid of independent sub-products, one per worker
-// of parallel.Run (worker 0, the calling goroutine, takes the first).
-func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// of parallel.Run (worker 0, the calling goroutine, takes the first). A
+// bias (nil for none) is passed on to each sub-product's columns.
+func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
 	mTiles := ceilDiv(m, g.mr)
 	nTiles := ceilDiv(n, g.nr)
 	parallel.Run(tr*tc, func(w int) {
@@ -230,7 +246,11 @@ func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha 
 		} else {
 			sb = b[j0:]
 		}
-		gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, c[i0*ldc+j0:], ldc)
+		var sbias []float32
+		if bias != nil {
+			sbias = bias[j0:j1]
+		}
+		gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, c[i0*ldc+j0:], ldc)
 	})
 }
 
@@ -306,8 +326,9 @@ type aSource struct {
 }
 
 // gemmSerial computes the product on the calling goroutine. m, n, k > 0 and
-// alpha != 0.
-func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// alpha != 0. A bias (n elements, nil for none; AVX-512 only) is added to
+// every row in the first k block's stores, in place of beta*C.
+func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
 	kc := blockSize(k, g.kcMax, 1)
 	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
@@ -355,6 +376,10 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 					asrc.base = ic*asrc.rs + pc*asrc.cs
 				} else {
 					g.packA(transA, mb, kb, a, lda, ic, pc, ws.ap)
+				}
+				if pc == 0 && bias != nil {
+					macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, 0, bias[jc:jc+nb], c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
+					continue
 				}
 				g.macroKernel(mb, nb, kb, alpha, asrc, bsrc, bet, c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
 			}

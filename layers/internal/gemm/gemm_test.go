@@ -449,11 +449,12 @@ func TestGeometries(t *testing.T) {
 }
 
 // TrySgemmBias gives the bits of the bias copied into every row and Sgemm
-// with alpha and beta 1, on every shape the shared path takes (partial
-// tiles, several k blocks, A read in place or packed, B packed), on 2 to 7
-// goroutines; the padding of C beyond n columns is not touched. It runs
-// exactly where Sgemm would take the AVX-512 kernel on shared packing, and
-// elsewhere reports false without touching C.
+// with alpha and beta 1, on shapes that take each of Sgemm's paths (shared
+// packing, the static split, one goroutine; partial tiles, several k
+// blocks, A and B read in place or packed), on 1 to 7 goroutines; the
+// padding of C beyond n columns is not touched. It runs exactly where
+// Sgemm would take the AVX-512 kernel (not the small-M one), and elsewhere
+// reports false without touching C.
 func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 	for _, mode := range []struct {
 		name     string
@@ -469,7 +470,7 @@ func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 				forEachPath(t, func(t *testing.T) {
 					rng := rand.New(rand.NewSource(5))
 					ran := 0
-					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 384, 128}, {2048, 128, 512}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {13, 35, 600}, {40, 1, 300}} {
+					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 384, 128}, {2048, 128, 512}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {13, 35, 600}, {40, 1, 300}, {3, 70, 40}, {1200, 768, 256}, {600, 2100, 300}} {
 						m, n, k := s[0], s[1], s[2]
 						lda, ldb, ldc := k+1, n+2, n+3
 						a, b := randSlice(rng, m*lda), randSlice(rng, k*ldb)
@@ -482,10 +483,10 @@ func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 							Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 1, want, ldc, th)
 							got := append([]float32(nil), c0...)
 							fused := TrySgemmBias(m, n, k, a, lda, b, ldb, bias, got, ldc, th)
-							shared := Active() == AVX512 && th > 1 && 2*float64(m*n*k) >= minParallelFlops &&
-								mode.budget >= 0 && (m*n*k > 0)
-							if fused != shared && mode.name != "default" {
-								t.Fatalf("%dx%dx%d on %d goroutines: fused %v, want %v", m, n, k, th, fused, shared)
+							threaded := th > 1 && 2*float64(m*n*k) >= minParallelFlops
+							want512 := Active() == AVX512 && (threaded || !useSmallM(false, m))
+							if fused != want512 {
+								t.Fatalf("%dx%dx%d on %d goroutines: fused %v, want %v", m, n, k, th, fused, want512)
 							}
 							if !fused {
 								for i := range got {
@@ -503,7 +504,7 @@ func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 							}
 						}
 					}
-					if Active() == AVX512 && mode.budget >= 0 && ran == 0 {
+					if Active() == AVX512 && ran == 0 {
 						t.Fatal("no product ran fused")
 					}
 				})
