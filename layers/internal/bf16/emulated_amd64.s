@@ -308,6 +308,10 @@ sdone:
 // mask; the two local words hold the caller's MXCSR and that MXCSR
 // with flush-to-zero and denormals-are-zero set, loaded around each
 // tile's k loop (the stores round as kernelAsm's do, under the caller's).
+// Nothing else on the thread sees those bits: Go does not preempt
+// assembly asynchronously, a signal handler starts with the default MXCSR
+// (Linux saves the interrupted one and restores it on return), and every
+// way out of the function has restored the caller's (tested).
 TEXT ·kernelEmuAsm(SB), NOSPLIT, $8-80
 	STMXCSR mxcsr-8(SP)
 	MOVL    mxcsr-8(SP), R12
