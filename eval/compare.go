@@ -31,9 +31,12 @@ type TrainedRun struct {
 	PeakRSSBytes    int64   `json:"train_peak_rss_bytes"`
 	// Processor is the machine the run trained on, as its summary names it
 	// (empty for runs trained before summaries named it).
-	Processor string      `json:"processor,omitempty"`
-	Corpus    CorpusID    `json:"corpus"`
-	Loss      []LossPoint `json:"loss"` // training loss by step
+	Processor string `json:"processor,omitempty"`
+	// Kernels names the instruction sets the run trained with, as its
+	// summary names them (empty for runs trained before summaries did).
+	Kernels string      `json:"kernels,omitempty"`
+	Corpus  CorpusID    `json:"corpus"`
+	Loss    []LossPoint `json:"loss"` // training loss by step
 	// Validation is the periodic validation of training (train.eval_every),
 	// in order: what time-to-perplexity is read from.
 	Validation []ValPoint `json:"validation,omitempty"`
@@ -116,7 +119,7 @@ type Comparison struct {
 func (c Comparison) WithoutTimings() Comparison {
 	runs := make([]TrainedRun, len(c.Runs))
 	for i, r := range c.Runs {
-		r.TokensPerSecond, r.WallSeconds, r.PeakRSSBytes, r.Processor = 0, 0, 0, ""
+		r.TokensPerSecond, r.WallSeconds, r.PeakRSSBytes, r.Processor, r.Kernels = 0, 0, 0, "", ""
 		r.Validation = append([]ValPoint(nil), r.Validation...)
 		for j := range r.Validation {
 			r.Validation[j].Seconds = 0
@@ -346,13 +349,22 @@ func (s Scheme) at(l int) (LengthStats, bool) {
 	return LengthStats{}, false
 }
 
-// processors lists the machines the runs trained on, each once in the
-// order of the runs ("; " between them), or "" when no run names one.
+// processors lists the machines the runs trained on, each with the
+// kernels they ran in parentheses where the summaries name them, each once
+// in the order of the runs ("; " between them), or "" when no run names
+// its machine.
 func (c Comparison) processors() string {
 	var out []string
 	for _, r := range c.Runs {
-		if r.Processor != "" && !slices.Contains(out, r.Processor) {
-			out = append(out, r.Processor)
+		if r.Processor == "" {
+			continue
+		}
+		p := r.Processor
+		if r.Kernels != "" {
+			p += " (" + r.Kernels + ")"
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
 	return strings.Join(out, "; ")

@@ -76,8 +76,9 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// The report names the processors the runs trained on, each once, and no
-// line when no run names one; WithoutTimings drops them with the speeds.
+// The report names the processors the runs trained on, with their kernels
+// where the runs name them, each once, and no line when no run names one;
+// WithoutTimings drops them with the speeds.
 func TestCompareNamesProcessors(t *testing.T) {
 	a, b, c := run("alibi", 1, 100, 4), run("alibi", 2, 100, 5), run("rope", 1, 100, 6)
 	a.Processor, b.Processor, c.Processor = "Zen 4, 2 CPUs", "Zen 5, 2 CPUs", "Zen 4, 2 CPUs"
@@ -94,6 +95,15 @@ func TestCompareNamesProcessors(t *testing.T) {
 	}
 	if got := md(cmp.WithoutTimings()); strings.Contains(got, "Trained on") {
 		t.Errorf("report without timings names a processor:\n%s", got)
+	}
+	// With the kernels the summaries name: a machine on two kernels is
+	// listed twice.
+	a.Kernels, b.Kernels, c.Kernels = "avx512", "avx512", "avx512, bf16 on avx512_bf16"
+	if got := md(Compare([]TrainedRun{a, b, c})); !strings.Contains(got, "\nTrained on: Zen 4, 2 CPUs (avx512); Zen 5, 2 CPUs (avx512); Zen 4, 2 CPUs (avx512, bf16 on avx512_bf16).\n") {
+		t.Errorf("report does not name the processors with their kernels:\n%s", got)
+	}
+	if got := md(Compare([]TrainedRun{a, b, c}).WithoutTimings()); strings.Contains(got, "Trained on") || strings.Contains(got, "avx512") {
+		t.Errorf("report without timings names a processor or kernels:\n%s", got)
 	}
 	a.Processor, b.Processor, c.Processor = "", "", ""
 	if got := md(Compare([]TrainedRun{a, b, c})); strings.Contains(got, "Trained on") {

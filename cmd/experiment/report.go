@@ -217,7 +217,7 @@ func trainedRun(c cell, o options) (eval.TrainedRun, error) {
 	}
 	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Group: c.group, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
 		Steps: s.Steps, TrainTokens: int64(s.Steps) * int64(c.cfg.Train.Batch*c.cfg.Model.TrainLen), TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
-		PeakRSSBytes: s.PeakRSSBytes, Processor: s.Processor, Loss: loss, Validation: val,
+		PeakRSSBytes: s.PeakRSSBytes, Processor: s.Processor, Kernels: s.Kernels, Loss: loss, Validation: val,
 		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[evalKey{l, 0}]
