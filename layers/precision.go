@@ -80,7 +80,7 @@ func BF16Notice() string {
 	case "avx512_bf16":
 		return ""
 	case "avx512f":
-		return "without AVX512_BF16 on this CPU: the products run its arithmetic on AVX-512F, the same results at about fp32's speed"
+		return "without AVX512_BF16 on this CPU: the products run its arithmetic on AVX-512F, the same results but slower than fp32"
 	}
 	return "without AVX512_BF16 or AVX-512 on this CPU: the products run in portable Go, the same results many times slower"
 }
