@@ -3,20 +3,20 @@
 #include "textflag.h"
 #include "tile_amd64.h"
 
-// The AVX512_BF16 instructions' arithmetic on AVX-512F alone (with BW for
-// VPMOVDW's neighbours and VL for the 8-float chunks): for the CPUs that
-// have AVX-512 but not its BF16 extension, or whose hypervisor hides it.
+// The AVX512_BF16 instructions' arithmetic on AVX-512F alone (with VL for
+// the 8-float chunks of pairsEmuAsm and splitAsm): for the CPUs that have
+// AVX-512 but not its BF16 extension, or whose hypervisor hides it.
 //
 // A pair word holds two bfloat16 numbers, and a bfloat16 placed in the top
-// half of a 32-bit lane is that number as a float32. splitAsm turns packed
-// pair words into such floats once per packed block, and kernelEmuAsm then
-// does with two fused multiply-adds what VDPBF16PS does with one
-// instruction: acc += odd·odd, then acc += even·even. A product of two
-// bfloat16 numbers is exact in float32, so each fused multiply-add rounds
-// once, as the instruction does; MXCSR's flush-to-zero and
-// denormals-are-zero bits, set only around the k loop, give its denormal
-// handling. The conversion to bfloat16 (VCVTNEPS2BF16) is worked out on the
-// integer bits, as Round does.
+// half of a 32-bit lane is that number as a float32. splitAsm turns the
+// packed A words into such floats once per packed block, kernelEmuAsm
+// splits the B words in registers, and it then does with two fused
+// multiply-adds what VDPBF16PS does with one instruction: acc += odd·odd,
+// then acc += even·even. A product of two bfloat16 numbers is exact in
+// float32, so each fused multiply-add rounds once, as the instruction does;
+// MXCSR's flush-to-zero and denormals-are-zero bits, set only around the k
+// loop, give its denormal handling. The conversion to bfloat16
+// (VCVTNEPS2BF16) is worked out on the integer bits, as Round does.
 
 // Constants of the conversion, one per dword lane: Z24 = 1, Z25 = 0x7fff,
 // Z26 = 0x7f800000 (the exponent bits; +Inf), Z27 = 0x80000000 (the sign),
@@ -44,7 +44,7 @@
 // exponent is the rounding up), then, where X's exponent bits are all zero
 // (zero or denormal), X's sign alone, and where X's magnitude is above
 // +Inf's (a NaN), X with the quiet bit set. U is a scratch register; K3 and
-// K4 are overwritten. It works on Z or (AVX512VL) Y registers alike.
+// K4 are overwritten.
 #define ROUND(X, T, U) \
 	VPSRLD    $16, X, T \
 	VPANDD    Z24, T, T \

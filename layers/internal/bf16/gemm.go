@@ -83,16 +83,14 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 		gemm.ScaleC(m, n, beta, c, ldc)
 		return
 	}
-	serial := threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops
-	if serial {
-		threads = 1
-	}
-	bp := packB(transB, n, k, b, ldb, threads)
-	defer words.put(bp)
-	if serial {
+	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		bp := packB(transB, n, k, b, ldb, 1)
+		defer words.put(bp)
 		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
 		return
 	}
+	bp := packB(transB, n, k, b, ldb, threads)
+	defer words.put(bp)
 	// The rows are cut into chunks of at least minChunkSlivers slivers,
 	// about chunksPerThread per goroutine, and each goroutine takes the
 	// next chunk left when it finishes one: one that starts late or runs

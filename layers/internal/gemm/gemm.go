@@ -90,17 +90,25 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		smallM(g, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
+	blocked(g, threaded, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+}
+
+// blocked runs a product on the blocked kernels: on shared packing or the
+// static split when threaded (threads goroutines at most), else on the
+// calling goroutine. A bias (nil for none; AVX-512 only) is added to every
+// row in the first k block's stores, in place of beta*C.
+func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
 	if threaded {
-		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc) {
+		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc) {
 			return
 		}
 		tr, tc := splitGrid(g, m, n, k, threads)
 		if tr*tc > 1 {
-			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc)
 			return
 		}
 	}
-	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc)
 }
 
 // TrySgemmBias computes C = A·B + bias for A (m x k) and B (k x n) not
@@ -120,21 +128,11 @@ func TrySgemmBias(m, n, k int, a []float32, lda int, b []float32, ldb int, bias,
 	if g.path != AVX512 || m == 0 || n == 0 || k == 0 {
 		return false
 	}
-	// Sgemm's choice of path, with the bias.
 	threaded := threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops
 	if !threaded && useSmallM(false, m) {
 		return false
 	}
-	if threaded {
-		if trySharedParallel(g, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc) {
-			return true
-		}
-		if tr, tc := splitGrid(g, m, n, k, threads); tr*tc > 1 {
-			gridSplit(g, tr, tc, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
-			return true
-		}
-	}
-	gemmSerial(g, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
+	blocked(g, threaded, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
 	return true
 }
 
@@ -377,11 +375,11 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 				} else {
 					g.packA(transA, mb, kb, a, lda, ic, pc, ws.ap)
 				}
+				var bs []float32 // the first k block's bias
 				if pc == 0 && bias != nil {
-					macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, 0, bias[jc:jc+nb], c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
-					continue
+					bs = bias[jc : jc+nb]
 				}
-				g.macroKernel(mb, nb, kb, alpha, asrc, bsrc, bet, c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
+				g.macroKernel(mb, nb, kb, alpha, asrc, bsrc, bet, bs, c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
 			}
 		}
 	}
@@ -393,10 +391,15 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 // element is c[0]). edgeA is scratch for one packed mr x kb A sliver, used
 // for the partial last sliver of A read in place, and edgeB for one packed
 // kb x nr B sliver, used for the partial last sliver of B read in place.
-func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, c []float32, ldc int, edgeA, edgeB []float32) {
+// A bias (nb elements, nil for none; the AVX-512 path only) is added to
+// every row in place of beta*C.
+func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
 	if g.path == AVX512 {
-		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, nil, c, ldc, edgeA, edgeB)
+		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, bias, c, ldc, edgeA, edgeB)
 		return
+	}
+	if bias != nil {
+		panic("gemm: a bias in the stores on the " + g.path.String() + " path") // TrySgemmBias keeps it to AVX-512
 	}
 	macroKernel6x16(g.path == AVX2, mb, nb, kb, alpha, asrc, bsrc.b, beta, c, ldc, edgeA)
 }

@@ -221,10 +221,10 @@ func (j *sharedJob) compute(t int, edge, edgeB []float32) {
 			aoff := q*j.kc*j.mPad + ic*kb
 			src = aSource{a: j.ap[aoff : aoff+ceilDiv(mb, j.g.mr)*j.g.mr*kb], rs: 1, cs: j.g.mr, packed: true}
 		}
+		var bias []float32 // the first k block's bias
 		if q == 0 && j.bias != nil {
-			macroKernel8x32(mb, nb, kb, j.alpha, src, bsrc, 0, j.bias[jc:jc+nb], j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
-			continue
+			bias = j.bias[jc : jc+nb]
 		}
-		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsrc, bet, j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
+		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsrc, bet, bias, j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
 	}
 }
