@@ -160,7 +160,13 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb Trainab
 
 // softmaxGrad sets p[j] = p[j] * (dp[j] - d): the gradient of the scores
 // from the probabilities p, their gradient dp and d = sum_j p[j]*dp[j].
+// float32 runs vmath.SoftmaxGrad, which flushes subnormal results to zero
+// (as the float32 products that read them do).
 func softmaxGrad[T float](p, dp []T, d T) {
+	if p32, ok := any(p).([]float32); ok {
+		vmath.SoftmaxGrad(p32, any(dp).([]float32)[:len(p)], float32(d))
+		return
+	}
 	dp = dp[:len(p)]
 	for j := range p {
 		p[j] *= dp[j] - d

@@ -32,8 +32,12 @@
 // Contracts: the bias B is added by Bias.Add one row of visible keys at a
 // time, never for a masked key; float32 runs the vmath row kernels and the
 // gemm package's single-goroutine Sgemm, float64 (gradient checks) plain Go
-// and gonum's Dgemm. Work is split into fixed chunks (package parallel) and
-// the bias-gradient accumulators of the chunks are added in chunk order, so
+// and gonum's Dgemm. In float32 the products and the softmax's gradient
+// flush subnormal numbers to zero (a probability of a distant key times a
+// small gradient falls below 2^-126 often, and each subnormal number costs
+// an Intel core a microcode assist), so their results below 2^-126 are 0.
+// Work is split into fixed chunks (package parallel) and the bias-gradient
+// accumulators of the chunks are added in chunk order, so
 // every result is bit-identical from run to run, whatever the number of
 // cores or the scheduling. Accuracy: vmath's exponential has a relative
 // error below 5e-7 and its row sums below 2e-7; against a materialised

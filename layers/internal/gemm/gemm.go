@@ -24,6 +24,15 @@
 // paths), so the AVX2 and AVX-512 paths give bit-identical results except on
 // partial tiles with beta != 0.
 //
+// The assembly kernels flush subnormal numbers: they run with MXCSR's
+// flush-to-zero and denormals-are-zero bits set (mxcsr_amd64.h), so a
+// subnormal element of A, B or C reads as zero and a result below 2^-126 in
+// magnitude is stored as zero. On Intel cores each multiply-add that meets a
+// subnormal number otherwise takes a microcode assist; the attention's
+// backward pass meets them for distant keys, and ran three times slower for
+// it. The portable path keeps IEEE gradual underflow, so it differs from
+// the assembly paths where a subnormal number appears.
+//
 // Products of at most 4 rows with A not transposed (a Linear layer on the
 // new token of each sequence during generation, or one query's attention
 // scores) take a small-M path instead (smallm.go): each row of C is a sum of

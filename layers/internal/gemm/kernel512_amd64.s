@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "mxcsr_amd64.h"
 
 // KSTEP8 is one k step of the 8x32 micro-kernel: it loads the 32 B values
 // at DI into Z16 and Z17, broadcasts A(i, p) for the 8 rows (row i at SI +
@@ -129,10 +130,11 @@
 // R13 rows 0 and 5 of A at the current k step, DI B at the current k step,
 // BX a counter, Z0-Z15 the accumulators, Z16-Z19 B and A values, Z30 alpha,
 // Z31 beta, K1 and K2 the column masks.
-TEXT ·kernel8x32(SB), NOSPLIT, $0-112
-	MOVQ  nsl+0(FP), CX
-	TESTQ CX, CX
-	JZ    done
+TEXT ·kernel8x32(SB), NOSPLIT, $8-112
+	FLUSHDENORMALS
+	MOVQ    nsl+0(FP), CX
+	TESTQ   CX, CX
+	JZ      done
 	MOVQ  a+16(FP), AX
 	MOVQ  rsa+24(FP), R10
 	SHLQ  $2, R10
@@ -248,6 +250,7 @@ next:
 	JNZ  sliver
 
 done:
+	RESTOREMXCSR
 	VZEROUPPER
 	RET
 

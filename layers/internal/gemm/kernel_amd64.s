@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "mxcsr_amd64.h"
 
 // func packB16N(kb int, src *float32, ldb int, dst *float32)
 //
@@ -160,7 +161,8 @@ patdone:
 // (i, p) of A_s is a[s*asl + i*rsa + p*csa] and B is a packed kc x 16
 // sliver (16 floats per k step). Strides are in elements. When beta == 0
 // (either sign) C is not read. Accumulators: Y0..Y11 (row r in Y(2r), Y(2r+1)).
-TEXT ·kernel6x16L(SB), NOSPLIT, $0-80
+TEXT ·kernel6x16L(SB), NOSPLIT, $8-80
+	FLUSHDENORMALS
 	MOVQ nsl+0(FP), CX
 	TESTQ CX, CX
 	JZ   done
@@ -432,4 +434,5 @@ next:
 
 done:
 	VZEROUPPER
+	RESTOREMXCSR
 	RET

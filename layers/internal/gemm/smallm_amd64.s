@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "mxcsr_amd64.h"
 
 // tailMask<> is 32 int32 -1 followed by 32 zeros: the 32 bytes at offset
 // 4*(32-t)+32*v are the VMASKMOVPS mask of the first t-8v lanes of vector v
@@ -82,7 +83,8 @@ GLOBL tailMask<>(SB), RODATA|NOPTR, $256
 // masks of the block, Z0-Z15 the accumulators (row i in Z(4i)-Z(4i+3);
 // one row in a block of 128 columns: Z0-Z7), Z16-Z19 and Z21-Z24 B, Z20-Z23
 // A broadcasts, Z30 alpha, Z31 beta.
-TEXT ·smallN512(SB), NOSPLIT, $0-80
+TEXT ·smallN512(SB), NOSPLIT, $8-80
+	FLUSHDENORMALS
 	MOVQ         n+8(FP), CX
 	MOVQ         a+24(FP), AX
 	MOVQ         lda+32(FP), R10
@@ -236,6 +238,7 @@ next:
 	SUBQ $64, CX
 	JG   block
 	VZEROUPPER
+	RESTOREMXCSR
 	RET
 
 	// One row, 128 full columns: Z0-Z7 accumulate, Z16-Z23 hold B.
@@ -295,6 +298,7 @@ wide1z:
 	SUBQ    $128, CX
 	JG      block
 	VZEROUPPER
+	RESTOREMXCSR
 	RET
 
 // SNSTEP is one k step of the AVX2 small-M kernel: it broadcasts A(p) at SI
@@ -332,7 +336,8 @@ wide1z:
 // accumulators of a 64-column block, Y0-Y3 those of a 32-column one, whose
 // B is in Y4-Y7, Y8 the A broadcast, Y9-Y12 the tail block's lane masks,
 // Y13 C, Y14 alpha, Y15 beta.
-TEXT ·smallN256(SB), NOSPLIT, $0-56
+TEXT ·smallN256(SB), NOSPLIT, $8-56
+	FLUSHDENORMALS
 	MOVQ         n+0(FP), CX
 	MOVQ         a+16(FP), AX
 	MOVQ         b+24(FP), BX
@@ -491,6 +496,7 @@ tailst:
 
 done:
 	VZEROUPPER
+	RESTOREMXCSR
 	RET
 
 // DOTROWS adds A(p:p+8) in Y8 times the 8 values at offset off of the 8 B
@@ -519,7 +525,8 @@ done:
 // rows 0 and 5 at the current k step, SI A at the current k step, R9 k
 // steps of 8 left, R13 scratch, Y0-Y7 the row accumulators, Y8 A, Y9 a
 // masked B tail, Y14 the k tail's lane mask, Y15 alpha.
-TEXT ·dotsNT8(SB), NOSPLIT, $0-52
+TEXT ·dotsNT8(SB), NOSPLIT, $8-52
+	FLUSHDENORMALS
 	MOVQ         blocks+0(FP), CX
 	MOVQ         b+24(FP), BX
 	MOVQ         ldb+32(FP), R10
@@ -593,4 +600,5 @@ dreduce:
 	DECQ       CX
 	JNZ        dblock
 	VZEROUPPER
+	RESTOREMXCSR
 	RET

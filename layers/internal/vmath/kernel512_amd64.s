@@ -770,3 +770,48 @@ awztail:
 awzdone:
 	VZEROUPPER
 	RET
+
+// func softmaxGradAVX512(p, dp *float32, n int, d float32)
+//
+// Sets p[i] = p[i]·(dp[i] - d) for i < n, n > 0, the last n mod 16 elements
+// under the mask K1, with MXCSR's flush-to-zero and denormals-are-zero bits
+// set (the frame's two words hold the caller's MXCSR and the flushing one;
+// see SoftmaxGrad).
+TEXT ·softmaxGradAVX512(SB), NOSPLIT, $8-28
+	STMXCSR      mxcsr-8(SP)
+	MOVL         mxcsr-8(SP), AX
+	ORL          $0x8040, AX
+	MOVL         AX, ftz-4(SP)
+	LDMXCSR      ftz-4(SP)
+	MOVQ         p+0(FP), DI
+	MOVQ         dp+8(FP), SI
+	MOVQ         n+16(FP), DX
+	VBROADCASTSS d+24(FP), Z2
+	MOVQ         DX, CX
+	SHRQ         $4, CX
+	JZ           sgtail
+
+sgloop:
+	VMOVUPS (SI), Z0
+	VSUBPS  Z2, Z0, Z0
+	VMULPS  (DI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     sgloop
+
+sgtail:
+	ANDQ      $15, DX
+	JZ        sgdone
+	TAILMASK(DX)
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DI), K1, Z1
+	VSUBPS    Z2, Z0, Z0
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+sgdone:
+	LDMXCSR mxcsr-8(SP)
+	VZEROUPPER
+	RET

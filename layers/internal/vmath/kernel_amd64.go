@@ -152,3 +152,15 @@ func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64
 //
 //go:noescape
 func adamWAVX512(w, grad, m, v *float32, n int, k *adamWK)
+
+// softmaxGradAVX512 sets p[i] = p[i]*(dp[i]-d) for i < n, flushing
+// subnormal numbers (see SoftmaxGrad).
+//
+//go:noescape
+func softmaxGradAVX512(p, dp *float32, n int, d float32)
+
+// softmaxGradAVX2 is softmaxGradAVX512 on 8 lanes, n a positive multiple
+// of 8.
+//
+//go:noescape
+func softmaxGradAVX2(p, dp *float32, n int, d float32)

@@ -652,3 +652,34 @@ awloop:
 
 	VZEROUPPER
 	RET
+
+// func softmaxGradAVX2(p, dp *float32, n int, d float32)
+//
+// Sets p[i] = p[i]·(dp[i] - d) for i < n, n a positive multiple of 8, under
+// MXCSR's flush-to-zero and denormals-are-zero bits (see
+// softmaxGradAVX512).
+TEXT ·softmaxGradAVX2(SB), NOSPLIT, $8-28
+	STMXCSR      mxcsr-8(SP)
+	MOVL         mxcsr-8(SP), AX
+	ORL          $0x8040, AX
+	MOVL         AX, ftz-4(SP)
+	LDMXCSR      ftz-4(SP)
+	MOVQ         p+0(FP), DI
+	MOVQ         dp+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS d+24(FP), Y2
+	SHRQ         $3, CX
+
+sgloop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y2, Y0, Y0
+	VMULPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     sgloop
+
+	LDMXCSR mxcsr-8(SP)
+	VZEROUPPER
+	RET

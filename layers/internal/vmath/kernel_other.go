@@ -85,3 +85,9 @@ func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64
 
 // adamWAVX512 is never called on builds without the assembly kernels.
 func adamWAVX512(w, grad, m, v *float32, n int, k *adamWK) { panic(noAsm) }
+
+// softmaxGradAVX512 is never called on builds without the assembly kernels.
+func softmaxGradAVX512(p, dp *float32, n int, d float32) { panic(noAsm) }
+
+// softmaxGradAVX2 is never called on builds without the assembly kernels.
+func softmaxGradAVX2(p, dp *float32, n int, d float32) { panic(noAsm) }

@@ -219,3 +219,22 @@ func adamWGo(w, g, m, v []float32, k *adamWK) {
 		w[i] = float32(w[i]*k.shrink) - float32(k.step*mi)/denom
 	}
 }
+
+// softmaxGradGo is SoftmaxGrad's portable code: IEEE float32 arithmetic
+// with every input and result flushed as MXCSR's two bits do.
+func softmaxGradGo(p, dp []float32, d float32) {
+	dp = dp[:len(p)]
+	d = flushSubnormal(d)
+	for i, v := range p {
+		p[i] = flushSubnormal(flushSubnormal(v) * flushSubnormal(flushSubnormal(dp[i])-d))
+	}
+}
+
+// flushSubnormal returns x, or a zero of x's sign when x is subnormal.
+func flushSubnormal(x float32) float32 {
+	b := math.Float32bits(x)
+	if b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return x
+}

@@ -1,6 +1,6 @@
 // Package vmath provides fast float32 vector kernels for the hot paths of
-// the transformer layers: the exponential (softmax), the exact GELU and its
-// derivative, the row statistics and normalisation of LayerNorm and its
+// the transformer layers: the exponential (softmax) and the softmax's
+// gradient, the exact GELU and its derivative, the row statistics and normalisation of LayerNorm and its
 // backward pass, and the AdamW update.
 //
 // Three paths implement the kernels (see Path) and the fastest one the CPU
@@ -137,6 +137,33 @@ func Scale(x []float32, s float32) {
 			scaleAVX2(&x[0], n, s)
 		}
 		scaleGo(x[n:], s)
+	}
+}
+
+// SoftmaxGrad sets p[i] = p[i]·(dp[i] - d) in place: the gradient of a
+// softmax row's scores from its probabilities p, their gradient dp and
+// d = Σ p[i]·dp[i].
+//
+// Subnormal numbers are flushed, on every path: a subnormal input reads as
+// zero, and a difference or product below 2^-126 in magnitude is stored as
+// a zero of its sign (the assembly kernels set MXCSR's flush-to-zero and
+// denormals-are-zero bits; the portable code flushes in software). Small
+// probabilities of distant keys make such products common, and on Intel
+// cores each one would take a microcode assist of about a hundred cycles.
+func SoftmaxGrad(p, dp []float32, d float32) {
+	checkLen(len(p), len(dp))
+	switch {
+	case len(p) == 0:
+	case kernels.Path() == Portable:
+		softmaxGradGo(p, dp, d)
+	case kernels.Path() == AVX512:
+		softmaxGradAVX512(&p[0], &dp[0], len(p), d)
+	default:
+		n := len(p) &^ 7
+		if n > 0 {
+			softmaxGradAVX2(&p[0], &dp[0], n, d)
+		}
+		softmaxGradGo(p[n:], dp[n:], d)
 	}
 }
 
