@@ -8,6 +8,9 @@
 // subnormal inputs at 0.7 GFLOP/s against 126 with normal ones, on a Xeon
 // of family 6, model 207).
 //
+// (vmath has a copy: Go's build cache tracks only the headers in a
+// package's own directory.)
+//
 // FLUSHDENORMALS saves the caller's MXCSR in the frame's two local words
 // (the function needs a frame of 8 bytes) and sets both bits; RESTOREMXCSR,
 // on every way out, puts the caller's back. Nothing else on the thread sees

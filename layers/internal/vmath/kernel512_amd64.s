@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "mxcsr_amd64.h"
 
 // The AVX-512 kernels. The exponential and GELU ones perform, lane by lane,
 // exactly the operations of the AVX2 kernels in kernel_amd64.s (same fused
@@ -778,11 +779,7 @@ awzdone:
 // set (the frame's two words hold the caller's MXCSR and the flushing one;
 // see SoftmaxGrad).
 TEXT ·softmaxGradAVX512(SB), NOSPLIT, $8-28
-	STMXCSR      mxcsr-8(SP)
-	MOVL         mxcsr-8(SP), AX
-	ORL          $0x8040, AX
-	MOVL         AX, ftz-4(SP)
-	LDMXCSR      ftz-4(SP)
+	FLUSHDENORMALS
 	MOVQ         p+0(FP), DI
 	MOVQ         dp+8(FP), SI
 	MOVQ         n+16(FP), DX
@@ -812,6 +809,6 @@ sgtail:
 	VMOVUPS   Z0, K1, (DI)
 
 sgdone:
-	LDMXCSR mxcsr-8(SP)
+	RESTOREMXCSR
 	VZEROUPPER
 	RET

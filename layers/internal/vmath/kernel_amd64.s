@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "mxcsr_amd64.h"
 
 // SPLAT defines a read-only 32-byte vector with the 32-bit value bits in
 // all 8 lanes, for use as a memory operand or register load.
@@ -659,11 +660,7 @@ awloop:
 // MXCSR's flush-to-zero and denormals-are-zero bits (see
 // softmaxGradAVX512).
 TEXT ·softmaxGradAVX2(SB), NOSPLIT, $8-28
-	STMXCSR      mxcsr-8(SP)
-	MOVL         mxcsr-8(SP), AX
-	ORL          $0x8040, AX
-	MOVL         AX, ftz-4(SP)
-	LDMXCSR      ftz-4(SP)
+	FLUSHDENORMALS
 	MOVQ         p+0(FP), DI
 	MOVQ         dp+8(FP), SI
 	MOVQ         n+16(FP), CX
@@ -680,6 +677,6 @@ sgloop:
 	DECQ    CX
 	JNZ     sgloop
 
-	LDMXCSR mxcsr-8(SP)
+	RESTOREMXCSR
 	VZEROUPPER
 	RET
