@@ -274,19 +274,25 @@ type workspace struct {
 var workspacePool = sync.Pool{New: func() any { return new(workspace) }}
 
 // useDirectA reports whether A should be read in place for a B panel of
-// cols columns (see geometry). Non-transposed A whose row stride is a
-// multiple of 4 KiB is packed: its mr rows would share one set of the L1
-// cache.
-func (g *geometry) useDirectA(transA bool, lda, cols int) bool {
+// cols columns and a product with k steps (see geometry). Non-transposed A
+// whose row stride is a multiple of 4 KiB is packed: its mr rows would
+// share one set of the L1 cache.
+func (g *geometry) useDirectA(transA bool, lda, cols, k int) bool {
 	if !transA && lda%1024 == 0 {
+		return false
+	}
+	if transA && g.directMaxK > 0 && k > g.directMaxK {
 		return false
 	}
 	return cols <= g.directACols || (!transA && cols <= g.directARowMajorCols)
 }
 
 // useDirectB reports whether non-transposed B should be read in place for a
-// product with m rows (see geometry).
-func (g *geometry) useDirectB(transB bool, m int) bool {
+// product with m rows and k steps (see geometry).
+func (g *geometry) useDirectB(transB bool, m, k int) bool {
+	if g.directMaxK > 0 && k > g.directMaxK {
+		return false
+	}
 	return !transB && m <= g.directBMaxRows
 }
 
@@ -339,8 +345,8 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 	kc := blockSize(k, g.kcMax, 1)
 	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
-	directA := g.useDirectA(transA, lda, nc)
-	directB := g.useDirectB(transB, m)
+	directA := g.useDirectA(transA, lda, nc, k)
+	directB := g.useDirectB(transB, m, k)
 
 	ws := workspacePool.Get().(*workspace)
 	defer workspacePool.Put(ws)

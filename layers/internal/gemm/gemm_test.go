@@ -512,3 +512,39 @@ func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 		})
 	}
 }
+
+// Products longer than directMaxK pack the operands they would read in
+// place (the weight gradients of long steps), with the same bits as the
+// in-place reads.
+func TestLongKPacks(t *testing.T) {
+	if !AVX512.Supported() {
+		t.Skip("the AVX-512 path is not supported by this CPU or build")
+	}
+	defer setPath(setPath(AVX512))
+	g := &geometries[AVX512]
+	k := g.directMaxK + 9
+	if g.useDirectA(true, 64, 40, k) || g.useDirectB(false, 24, k) {
+		t.Fatalf("k = %d: operands still read in place", k)
+	}
+	if !g.useDirectA(true, 64, 40, g.directMaxK) || !g.useDirectB(false, 24, g.directMaxK) {
+		t.Fatalf("k = %d: operands no longer read in place", g.directMaxK)
+	}
+	rng := rand.New(rand.NewSource(5))
+	const m, n = 24, 40
+	a := randSlice(rng, k*m)
+	b := randSlice(rng, k*n)
+	for _, threads := range []int{1, 2} {
+		packed := make([]float32, m*n)
+		Sgemm(true, false, m, n, k, 1, a, m, b, n, 0, packed, n, threads)
+		saved := g.directMaxK
+		g.directMaxK = 0
+		inPlace := make([]float32, m*n)
+		Sgemm(true, false, m, n, k, 1, a, m, b, n, 0, inPlace, n, threads)
+		g.directMaxK = saved
+		for i := range packed {
+			if math.Float32bits(packed[i]) != math.Float32bits(inPlace[i]) {
+				t.Fatalf("threads %d: c[%d] = %g packed, %g read in place", threads, i, packed[i], inPlace[i])
+			}
+		}
+	}
+}

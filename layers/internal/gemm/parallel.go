@@ -77,8 +77,8 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	j.nkb = ceilDiv(k, j.kc)
 	j.mPad = ceilDiv(m, g.mr) * g.mr
 	j.nPad = ceilDiv(n, g.nr) * g.nr
-	j.direct = g.useDirectA(transA, lda, j.nPad)
-	j.directB = g.useDirectB(transB, m)
+	j.direct = g.useDirectA(transA, lda, j.nPad, k)
+	j.directB = g.useDirectB(transB, m, k)
 	need := 0
 	if !j.directB {
 		need += j.nkb * j.kc * j.nPad
