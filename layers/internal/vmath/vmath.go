@@ -1,7 +1,7 @@
 // Package vmath provides fast float32 vector kernels for the hot paths of
 // the transformer layers: the exponential (softmax) and the softmax's
-// gradient, the exact GELU and its derivative, the row statistics and normalisation of LayerNorm and its
-// backward pass, and the AdamW update.
+// gradient, the exact GELU and its derivative, the row statistics and
+// normalisation of LayerNorm and its backward pass, and the AdamW update.
 //
 // Three paths implement the kernels (see Path) and the fastest one the CPU
 // supports is chosen at run time: AVX-512 (16 lanes), AVX2 with FMA (8
