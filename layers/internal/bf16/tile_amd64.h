@@ -2,7 +2,10 @@
 // and emulated_amd64.s (AVX-512F): the 8 rows' accumulators are Z0..Z15
 // (row i in Z(2i), Z(2i+1)), alpha is in Z30, beta in Z31, the bias (when
 // there is one) in Z28 and Z29, the columns to store in K1 and K2, ldc in
-// bytes in R8, and the row being stored at R9.
+// bytes in R8, and the row being stored at R9. The fp32 kernel
+// (layers/internal/gemm/kernel512_amd64.s) has its own STORE8 of the same
+// shape: Go's build cache tracks only the headers in a package's own
+// directory, so a header shared across packages could go stale.
 
 // PREFETCHROW prefetches the C row at R9 (128 B: three cache lines when it
 // is not aligned) and advances R9 by ldc (R8 bytes).

@@ -25,13 +25,16 @@
 // partial tiles with beta != 0.
 //
 // The assembly kernels flush subnormal numbers: they run with MXCSR's
-// flush-to-zero and denormals-are-zero bits set (mxcsr_amd64.h), so a
-// subnormal element of A, B or C reads as zero and a result below 2^-126 in
-// magnitude is stored as zero. On Intel cores each multiply-add that meets a
-// subnormal number otherwise takes a microcode assist; the attention's
-// backward pass meets them for distant keys, and ran three times slower for
-// it. The portable path keeps IEEE gradual underflow, so it differs from
-// the assembly paths where a subnormal number appears.
+// flush-to-zero and denormals-are-zero bits set (mxcsr_amd64.h), so in them
+// a subnormal element of A, B or C reads as zero and a result below 2^-126
+// in magnitude is stored as zero. On Intel cores each multiply-add that
+// meets a subnormal number otherwise takes a microcode assist; the
+// attention's backward pass meets them for distant keys, and ran three
+// times slower for it. The Go code around the kernels keeps IEEE gradual
+// underflow: the whole portable path, and on the assembly paths the beta
+// step and the dot products of fewer than 8 rows of the small-M path with B
+// transposed, and C scaled by beta alone when k or alpha is 0. Those
+// results can differ from the kernels' where a subnormal number appears.
 //
 // Products of at most 4 rows with A not transposed (a Linear layer on the
 // new token of each sequence during generation, or one query's attention
