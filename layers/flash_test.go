@@ -480,8 +480,10 @@ type dGradients[T float] struct {
 	grads         []flash.GradSeq[T]
 }
 
-// newGradients returns random output gradients and zeroed input gradients
-// for p, laid out as p's inputs (with NaN padding in do).
+// newGradients returns random output gradients and input gradients filled
+// with NaN for p, laid out as p's inputs (with NaN padding in do): Backward
+// must overwrite every head column of the input gradients, and a row it
+// only accumulates into without clearing first stays NaN.
 func newGradients[T float](rng *rand.Rand, p *flashProblem[T]) *dGradients[T] {
 	fc, d := p.fc, p.fc.d()
 	g := &dGradients[T]{do: make([]T, fc.nSeq*fc.qLen*p.ldo)}
@@ -493,9 +495,9 @@ func newGradients[T float](rng *rand.Rand, p *flashProblem[T]) *dGradients[T] {
 		}
 	}
 	if p.packed {
-		g.dqkv = make([]T, len(p.qkv))
+		g.dqkv = nans[T](len(p.qkv))
 	} else {
-		g.dq, g.dkv = make([]T, len(p.q)), make([]T, len(p.kv))
+		g.dq, g.dkv = nans[T](len(p.q)), nans[T](len(p.kv))
 	}
 	if p.packed {
 		g.grads = flash.PackedGrads(g.do, g.dqkv, fc.nSeq, fc.qLen, d)
@@ -509,6 +511,15 @@ func newGradients[T float](rng *rand.Rand, p *flashProblem[T]) *dGradients[T] {
 			LdDO: p.ldo, LdDQ: ldq, LdDK: ldkv, LdDV: ldkv})
 	}
 	return g
+}
+
+// nans returns n NaNs.
+func nans[T float](n int) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(math.NaN())
+	}
+	return s
 }
 
 // For q = k, dQ, dK and dV equal today's attnBackward, in float32 and

@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -198,8 +199,13 @@ func addVec[T float](a, b, out []T) {
 	parallelChunks(len(a), 16384, func(_, lo, hi int) { addRange(a[lo:hi], b[lo:hi], out[lo:hi]) })
 }
 
-// addRange sets out[i] = a[i] + b[i].
+// addRange sets out[i] = a[i] + b[i]: float32 with vmath.Add's vector
+// kernels (the same bits: IEEE addition is exact to the bit), float64 in Go.
 func addRange[T float](a, b, out []T) {
+	if o, ok := any(out).([]float32); ok {
+		vmath.Add(o, any(a).([]float32)[:len(o)], any(b).([]float32)[:len(o)])
+		return
+	}
 	a, b = a[:len(out)], b[:len(out)]
 	for i := range out {
 		out[i] = a[i] + b[i]

@@ -97,32 +97,44 @@ func biasAccumulators(gradLen int) int {
 
 // backward computes the gradients of one (sequence, head), walking key
 // tiles and, for each, the query tiles that see them.
+//
+// The gradients are not cleared first where a product can overwrite them:
+// the first key tile's products overwrite dq (every query row sees key 0),
+// and the first query tile of each key tile overwrites the dk and dv rows of
+// the keys it sees; only the other keys' rows are cleared. The sums are
+// those of clearing everything first, whose additions to zero are exact.
 func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	kLen := sq.Offset + qLen
 	for i := 0; i < qLen; i++ {
-		clear(g.DQ[i*g.LdDQ+c:][:dh])
 		w.d[i] = dot(g.DO[i*g.LdDO+c:][:dh], sq.O[i*sq.LdO+c:][:dh])
 	}
-	for j := 0; j < kLen; j++ {
-		clear(g.DK[j*g.LdDK+c:][:dh])
-		clear(g.DV[j*g.LdDV+c:][:dh])
-		if g.DC != nil {
+	if g.DC != nil {
+		for j := 0; j < kLen; j++ {
 			g.DC[j*g.LdDC+t.h] = 0
 		}
 	}
 	for j0 := 0; j0 < kLen; j0 += bk {
-		for i0 := max(0, j0-sq.Offset); i0 < qLen; i0 += bq {
+		first := max(0, j0-sq.Offset)
+		for i0 := first; i0 < qLen; i0 += bq {
 			i1 := min(qLen, i0+bq)
 			kn := min(bk, kLen-j0, sq.Offset+i1-j0) // keys seen by the last row
-			t.backwardBlock(g, i0, i1, j0, kn, bk, lb, acc, w)
+			if i0 == first {
+				for j := j0 + kn; j < min(kLen, j0+bk); j++ {
+					clear(g.DK[j*g.LdDK+c:][:dh])
+					clear(g.DV[j*g.LdDV+c:][:dh])
+				}
+			}
+			t.backwardBlock(g, i0, i1, j0, kn, bk, j0 == 0, i0 == first, lb, acc, w)
 		}
 	}
 }
 
 // backwardBlock adds the contributions of query rows i0..i1-1 (all of which
-// see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient.
-func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
+// see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient;
+// newQ and newKV make it overwrite the block's dq rows and dk, dv rows
+// instead.
+func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ, newKV bool, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	nr := i1 - i0
 	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
@@ -134,8 +146,15 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb Trainab
 		t.addBias(row[:n], pos, j0)
 		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
 	}
+	betaQ, betaKV := T(1), T(1)
+	if newQ {
+		betaQ = 0
+	}
+	if newKV {
+		betaKV = 0
+	}
 	do := g.DO[i0*g.LdDO+c:]
-	Gemm(true, false, kn, dh, nr, 1, p, ld, do, g.LdDO, 1, g.DV[j0*g.LdDV+c:], g.LdDV)
+	Gemm(true, false, kn, dh, nr, 1, p, ld, do, g.LdDO, betaKV, g.DV[j0*g.LdDV+c:], g.LdDV)
 	Gemm(false, true, nr, kn, dh, 1, do, g.LdDO, sq.V[sq.VAt(j0, t.h, dh):], sq.LdV, 0, dp, ld)
 	for r := 0; r < nr; r++ {
 		pos := sq.Offset + i0 + r
@@ -154,8 +173,8 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, lb Trainab
 			}
 		}
 	}
-	Gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, 1, g.DQ[i0*g.LdDQ+c:], g.LdDQ)
-	Gemm(true, false, kn, dh, nr, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, 1, g.DK[j0*g.LdDK+c:], g.LdDK)
+	Gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, betaQ, g.DQ[i0*g.LdDQ+c:], g.LdDQ)
+	Gemm(true, false, kn, dh, nr, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, betaKV, g.DK[j0*g.LdDK+c:], g.LdDK)
 }
 
 // softmaxGrad sets p[j] = p[j] * (dp[j] - d): the gradient of the scores

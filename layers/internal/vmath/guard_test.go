@@ -24,6 +24,7 @@ func TestNoOverread(t *testing.T) {
 			GELUGrad(x, y, z)
 			ExpSubSum(x, 1)
 			AddMax(x, y)
+			Add(x, y, z)
 			Max(x)
 			Scale(x, 0.5)
 			Moments(x)

@@ -305,6 +305,56 @@ amdone:
 	MOVSS  X2, ret+24(FP)
 	RET
 
+// func addAVX512(dst, a, b *float32, n int)
+//
+// Sets dst[i] = a[i] + b[i] for i < n, n > 0: 32 elements a step, then 16,
+// then the last n mod 16 under the mask K1 (masked-off lanes are neither
+// read nor written).
+TEXT ·addAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), DX
+	MOVQ DX, CX
+	SHRQ $5, CX
+	JZ   add16
+
+addloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VADDPS  (R8), Z0, Z0
+	VADDPS  64(R8), Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, R8
+	ADDQ    $128, DI
+	DECQ    CX
+	JNZ     addloop
+
+add16:
+	TESTQ   $16, DX
+	JZ      addtail
+	VMOVUPS (SI), Z0
+	VADDPS  (R8), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, R8
+	ADDQ    $64, DI
+
+addtail:
+	ANDQ      $15, DX
+	JZ        adddone
+	TAILMASK(DX)
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+adddone:
+	VZEROUPPER
+	RET
+
 // func maxAVX512(x *float32, n int) float32
 //
 // Returns the maximum of x[:n], n > 0: running maxima in Z2 and Z3, the last

@@ -22,6 +22,11 @@ func expSubSumAVX2(x *float32, n int, shift float32) float64
 //go:noescape
 func addMaxAVX2(x, b *float32, n int) float32
 
+// addAVX2 sets dst[i] = a[i] + b[i] for i < n, n a positive multiple of 8.
+//
+//go:noescape
+func addAVX2(dst, a, b *float32, n int)
+
 // maxAVX2 returns the maximum of x[:n].
 //
 //go:noescape
@@ -99,6 +104,11 @@ func expSubSumAVX512(x *float32, n int, shift float32) float64
 //
 //go:noescape
 func addMaxAVX512(x, b *float32, n int) float32
+
+// addAVX512 sets dst[i] = a[i] + b[i] for i < n, n > 0.
+//
+//go:noescape
+func addAVX512(dst, a, b *float32, n int)
 
 // maxAVX512 returns the maximum of x[:n].
 //

@@ -255,6 +255,42 @@ amdone:
 	MOVSS        X2, ret+24(FP)
 	RET
 
+// func addAVX2(dst, a, b *float32, n int)
+//
+// Sets dst[i] = a[i] + b[i] for i < n, n a positive multiple of 8: 16
+// elements a step, then the last 8 if n mod 16 is 8.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ   addtail
+
+addloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VADDPS  (DX), Y0, Y0
+	VADDPS  32(DX), Y1, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     addloop
+
+addtail:
+	TESTQ   $8, n+24(FP)
+	JZ      adddone
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+
+adddone:
+	VZEROUPPER
+	RET
+
 // func maxAVX2(x *float32, n int) float32
 //
 // Returns the maximum of x[:n], n a positive multiple of 8.

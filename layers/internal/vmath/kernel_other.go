@@ -16,6 +16,9 @@ func addMaxAVX2(x, b *float32, n int) float32 { panic(noAsm) }
 // maxAVX2 is never called on builds without the assembly kernels.
 func maxAVX2(x *float32, n int) float32 { panic(noAsm) }
 
+// addAVX2 is never called on builds without the assembly kernels.
+func addAVX2(dst, a, b *float32, n int) { panic(noAsm) }
+
 // scaleAVX2 is never called on builds without the assembly kernels.
 func scaleAVX2(x *float32, n int, s float32) { panic(noAsm) }
 
@@ -56,6 +59,9 @@ func addMaxAVX512(x, b *float32, n int) float32 { panic(noAsm) }
 
 // maxAVX512 is never called on builds without the assembly kernels.
 func maxAVX512(x *float32, n int) float32 { panic(noAsm) }
+
+// addAVX512 is never called on builds without the assembly kernels.
+func addAVX512(dst, a, b *float32, n int) { panic(noAsm) }
 
 // scaleAVX512 is never called on builds without the assembly kernels.
 func scaleAVX512(x *float32, n int, s float32) { panic(noAsm) }

@@ -120,6 +120,13 @@ func expSubSumGo(x []float32, shift float32) float64 {
 	return sum
 }
 
+func addGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
 func addMaxGo(x, b []float32) float32 {
 	b = b[:len(x)]
 	m := float32(math.Inf(-1))

@@ -1,7 +1,8 @@
 // Package vmath provides fast float32 vector kernels for the hot paths of
 // the transformer layers: the exponential (softmax) and the softmax's
 // gradient, the exact GELU and its derivative, the row statistics and
-// normalisation of LayerNorm and its backward pass, and the AdamW update.
+// normalisation of LayerNorm and its backward pass, the AdamW update, and the
+// element-wise sum of the residual connections and of gradients.
 //
 // Three paths implement the kernels (see Path) and the fastest one the CPU
 // supports is chosen at run time: AVX-512 (16 lanes), AVX2 with FMA (8
@@ -91,6 +92,27 @@ func AddMax(x, b []float32) float32 {
 		m = addMaxAVX2(&x[0], &b[0], n)
 	}
 	return max(m, addMaxGo(x[n:], b[n:]))
+}
+
+// Add sets dst[i] = a[i] + b[i]: the residual connection's sum and the
+// sum of two gradients. IEEE addition is exact to the bit on every path, so
+// all three give the same result.
+func Add(dst, a, b []float32) {
+	checkLen(len(dst), len(a))
+	checkLen(len(dst), len(b))
+	n := len(dst)
+	switch {
+	case n == 0 || kernels.Path() == Portable:
+		n = 0
+	case kernels.Path() == AVX512:
+		addAVX512(&dst[0], &a[0], &b[0], n)
+		return
+	default:
+		if n &^= 7; n > 0 {
+			addAVX2(&dst[0], &a[0], &b[0], n)
+		}
+	}
+	addGo(dst[n:], a[n:], b[n:])
 }
 
 // AddTo sets dst[i] += src[i]: for float32 with AddMax (whose maximum is

@@ -271,6 +271,7 @@ func TestNoOverrun(t *testing.T) {
 			ExpSubSum(s[:n], 1)
 			AddMax(s[:n], x[:n])
 			Scale(s[:n], 2)
+			Add(buf[:n], x[:n], s[:n])
 			for i := n; i < len(buf); i++ {
 				if buf[i] != sentinel || s[i] != x[i] {
 					t.Fatalf("n=%d: element %d overwritten", n, i)
@@ -460,6 +461,55 @@ func TestMaxAddMax(t *testing.T) {
 	})
 }
 
+// TestAdd checks Add bit for bit against Go's float32 addition at every
+// length up to 70 and some longer ones, with values that exercise the
+// rounding of the sum (mixed magnitudes), signed zeros, subnormal operands
+// and sums (kept: Add does not flush), infinities and NaN; then in place
+// (dst aliasing a and b) and that nothing past dst is written.
+func TestAdd(t *testing.T) {
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 0x1p-127, -0x1p-126,
+		inf32, -inf32, nan32, 1, 1e-8, -1, 3e38, 3e38}
+	forEachPath(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(5))
+		for _, n := range maxLengths() {
+			a, b := make([]float32, n), make([]float32, n+1)
+			for i := range a {
+				a[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(9)-4)))
+				b[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(9)-4)))
+				if rng.Intn(4) == 0 {
+					a[i] = special[rng.Intn(len(special))]
+				}
+				if rng.Intn(4) == 0 {
+					b[i] = special[rng.Intn(len(special))]
+				}
+			}
+			const sentinel = float32(-12345.5)
+			b[n] = sentinel
+			got := b[:n] // b's last element stands past dst's end
+			got = append(make([]float32, 0, n+1), got...)[:n+1]
+			got[n] = sentinel
+			Add(got[:n], a, b[:n])
+			for i := 0; i < n; i++ {
+				if want := a[i] + b[i]; !same(got[i], want) {
+					t.Fatalf("n=%d: Add element %d = %g + %g = %g, want %g", n, i, a[i], b[i], got[i], want)
+				}
+			}
+			if got[n] != sentinel {
+				t.Fatalf("n=%d: element past dst overwritten", n)
+			}
+			inA := append([]float32(nil), a...)
+			Add(inA, inA, b[:n])
+			inB := append([]float32(nil), b[:n]...)
+			Add(inB, a, inB)
+			for i := 0; i < n; i++ {
+				if !same(inA[i], got[i]) || !same(inB[i], got[i]) {
+					t.Fatalf("n=%d: Add in place element %d = %g (dst = a), %g (dst = b), want %g", n, i, inA[i], inB[i], got[i])
+				}
+			}
+		}
+	})
+}
+
 // refMax is the maximum of x by a plain loop, -Inf for an empty x.
 func refMax(x []float32) float32 {
 	m := float32(math.Inf(-1))
@@ -639,6 +689,8 @@ func TestLengthMismatchPanics(t *testing.T) {
 	calls := map[string]func(){
 		"Exp":      func() { Exp(make([]float32, 8), make([]float32, 9)) },
 		"AddMax":   func() { AddMax(make([]float32, 9), make([]float32, 8)) },
+		"Add(a)":   func() { Add(make([]float32, 9), make([]float32, 8), make([]float32, 9)) },
+		"Add(b)":   func() { Add(make([]float32, 9), make([]float32, 9), make([]float32, 10)) },
 		"GELU":     func() { GELU(make([]float32, 3), make([]float32, 2)) },
 		"GELUGrad": func() { GELUGrad(make([]float32, 16), make([]float32, 16), make([]float32, 15)) },
 	}
