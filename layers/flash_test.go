@@ -73,6 +73,9 @@ func newFlashProblem[T float](rng *rand.Rand, fc flashCase, packed bool) *flashP
 	p.o = make([]T, fc.nSeq*fc.qLen*p.ldo)
 	for i := range p.o {
 		p.o[i] = p.outputMarker
+		if i%p.ldo < d {
+			p.o[i] = T(math.NaN()) // Forward must overwrite it
+		}
 	}
 	if packed {
 		p.qkv = randRows(fc.nSeq*fc.qLen, 3*d, 3*d)

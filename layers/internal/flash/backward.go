@@ -98,11 +98,11 @@ func biasAccumulators(gradLen int) int {
 // backward computes the gradients of one (sequence, head), walking key
 // tiles and, for each, the query tiles that see them.
 //
-// The gradients are not cleared first where a product can overwrite them:
-// the first key tile's products overwrite dq (every query row sees key 0),
-// and the first query tile of each key tile overwrites the dk and dv rows of
-// the keys it sees; only the other keys' rows are cleared. The sums are
-// those of clearing everything first, whose additions to zero are exact.
+// The gradients are not cleared first: the first key tile's products
+// overwrite dq (every query row sees key 0), and in each key tile, each
+// query tile's products overwrite the dk and dv rows of the keys that no
+// earlier query tile saw. The sums are those of clearing everything first,
+// whose additions to zero are exact.
 func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	kLen := sq.Offset + qLen
@@ -115,26 +115,21 @@ func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], 
 		}
 	}
 	for j0 := 0; j0 < kLen; j0 += bk {
-		first := max(0, j0-sq.Offset)
-		for i0 := first; i0 < qLen; i0 += bq {
+		seen := 0 // keys j0..j0+seen-1 hold gradients already
+		for i0 := max(0, j0-sq.Offset); i0 < qLen; i0 += bq {
 			i1 := min(qLen, i0+bq)
 			kn := min(bk, kLen-j0, sq.Offset+i1-j0) // keys seen by the last row
-			if i0 == first {
-				for j := j0 + kn; j < min(kLen, j0+bk); j++ {
-					clear(g.DK[j*g.LdDK+c:][:dh])
-					clear(g.DV[j*g.LdDV+c:][:dh])
-				}
-			}
-			t.backwardBlock(g, i0, i1, j0, kn, bk, j0 == 0, i0 == first, lb, acc, w)
+			t.backwardBlock(g, i0, i1, j0, kn, bk, j0 == 0, seen, lb, acc, w)
+			seen = kn
 		}
 	}
 }
 
 // backwardBlock adds the contributions of query rows i0..i1-1 (all of which
 // see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient;
-// newQ and newKV make it overwrite the block's dq rows and dk, dv rows
-// instead.
-func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ, newKV bool, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
+// newQ makes it overwrite the block's dq rows instead, and it overwrites
+// the dk and dv rows of the keys from j0+seen on.
+func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool, seen int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	nr := i1 - i0
 	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
@@ -146,15 +141,12 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ, newK
 		t.addBias(row[:n], pos, j0)
 		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
 	}
-	betaQ, betaKV := T(1), T(1)
+	betaQ := T(1)
 	if newQ {
 		betaQ = 0
 	}
-	if newKV {
-		betaKV = 0
-	}
 	do := g.DO[i0*g.LdDO+c:]
-	Gemm(true, false, kn, dh, nr, 1, p, ld, do, g.LdDO, betaKV, g.DV[j0*g.LdDV+c:], g.LdDV)
+	keysAT(kn, dh, nr, seen, 1, p, ld, do, g.LdDO, g.DV[j0*g.LdDV+c:], g.LdDV)
 	Gemm(false, true, nr, kn, dh, 1, do, g.LdDO, sq.V[sq.VAt(j0, t.h, dh):], sq.LdV, 0, dp, ld)
 	for r := 0; r < nr; r++ {
 		pos := sq.Offset + i0 + r
@@ -174,7 +166,19 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ, newK
 		}
 	}
 	Gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, betaQ, g.DQ[i0*g.LdDQ+c:], g.LdDQ)
-	Gemm(true, false, kn, dh, nr, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, betaKV, g.DK[j0*g.LdDK+c:], g.LdDK)
+	keysAT(kn, dh, nr, seen, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, g.DK[j0*g.LdDK+c:], g.LdDK)
+}
+
+// keysAT computes C = alpha A^T B for the m x n matrix C of a block's
+// keys, A being k x m (row stride lda) and B k x n: it adds to C's first
+// seen rows and overwrites the others (keys no earlier block saw).
+func keysAT[T float](m, n, k, seen int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	if seen > 0 {
+		Gemm(true, false, min(seen, m), n, k, alpha, a, lda, b, ldb, 1, c, ldc)
+	}
+	if m > seen {
+		Gemm(true, false, m-seen, n, k, alpha, a[seen:], lda, b, ldb, 0, c[seen*ldc:], ldc)
+	}
 }
 
 // softmaxGrad sets p[j] = p[j] * (dp[j] - d): the gradient of the scores

@@ -130,10 +130,17 @@ func (t *head[T]) scores(s []T, ld, i0, nr, j0, kn int) {
 }
 
 // addPV adds P V to output rows i0..i0+nr-1, P being nr x kn (row stride
-// ld) and V the values of keys j0..j0+kn-1.
-func (t *head[T]) addPV(p []T, ld, i0, nr, j0, kn int) {
+// ld) and V the values of keys j0..j0+kn-1; the first nNew rows are
+// overwritten instead (their first key tile).
+func (t *head[T]) addPV(p []T, ld, i0, nr, nNew, j0, kn int) {
 	c, sq := t.col(), t.seq
-	Gemm(false, false, nr, t.dHead, kn, 1, p, ld, sq.V[sq.VAt(j0, t.h, t.dHead):], sq.LdV, 1, sq.O[i0*sq.LdO+c:], sq.LdO)
+	v := sq.V[sq.VAt(j0, t.h, t.dHead):]
+	if nNew > 0 {
+		Gemm(false, false, nNew, t.dHead, kn, 1, p, ld, v, sq.LdV, 0, sq.O[i0*sq.LdO+c:], sq.LdO)
+	}
+	if nr > nNew {
+		Gemm(false, false, nr-nNew, t.dHead, kn, 1, p[nNew*ld:], ld, v, sq.LdV, 1, sq.O[(i0+nNew)*sq.LdO+c:], sq.LdO)
+	}
 }
 
 // visible returns how many keys from j0 on the query at position pos sees,
@@ -143,14 +150,16 @@ func visible(pos, j0, kn int) int { return min(kn, pos-j0+1) }
 // forward computes output rows i0..i1-1 of the head and their lse. It walks
 // the key tiles from the diagonal back to key 0: with ALiBi the nearest
 // keys carry the smallest penalties, so the running maximum is usually found
-// in the first tile and later tiles need no rescaling.
+// in the first tile and later tiles need no rescaling. A row's output is
+// not cleared first: the product of the first key tile the row sees
+// overwrites it (the sums are those of adding to zero, which is exact).
 func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 	sq, c := t.seq, t.col()
 	m, l := w.m[:i1-i0], w.l[:i1-i0]
 	for i := i0; i < i1; i++ {
 		m[i-i0], l[i-i0] = T(math.Inf(-1)), 0
-		clear(sq.O[i*sq.LdO+c:][:t.dHead])
 	}
+	seen := i1 // rows seen..i1-1 hold output already
 	if t.stats != nil {
 		clear(w.rs[:i1-i0])
 	}
@@ -171,11 +180,12 @@ func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 			} else {
 				alpha = t.softmaxStepStats(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0], &w.rs[i-i0], w)
 			}
-			if alpha != 1 {
+			if alpha != 1 && i >= seen {
 				scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
 			}
 		}
-		t.addPV(s, bk, r0, nr, j0, kn)
+		t.addPV(s, bk, r0, nr, seen-r0, j0, kn)
+		seen = r0
 	}
 	for i := i0; i < i1; i++ {
 		o := sq.O[i*sq.LdO+c:][:t.dHead]
