@@ -19,16 +19,18 @@ func fastBLAS() G.BLAS { return goBLAS{} }
 // BLASName names the matrix-multiply backend in use.
 func BLASName() string { return "alibi-go gemm (pure Go + AVX2 assembly)" }
 
-// sgemmAll multiplies float32 matrices on every core.
-func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	fastgemm.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0))
+// sgemmAll multiplies float32 matrices on every core, then (nil for none)
+// runs on C's blocks as each is finished (gemm.SgemmThen).
+func sgemmAll(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, then fastgemm.Epilogue) {
+	fastgemm.SgemmThen(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, runtime.GOMAXPROCS(0), then)
 }
 
 // sgemmBias sets y = x w + b (n x k times k x m, b added to every row) on
 // every core when the package's kernel can add the bias as it stores
-// (gemm.TrySgemmBias), and reports whether it did.
-func sgemmBias(n, m, k int, x, w, b, y []float32) bool {
-	return fastgemm.TrySgemmBias(n, m, k, x, k, w, m, b, y, m, runtime.GOMAXPROCS(0))
+// (gemm.TrySgemmBiasThen, then as in sgemmAll), and reports whether it
+// did.
+func sgemmBias(n, m, k int, x, w, b, y []float32, then fastgemm.Epilogue) bool {
+	return fastgemm.TrySgemmBiasThen(n, m, k, x, k, w, m, b, y, m, runtime.GOMAXPROCS(0), then)
 }
 
 // goBLAS is gonum's BLAS with a faster Sgemm.
@@ -36,5 +38,5 @@ type goBLAS struct{ gonum.Implementation }
 
 // Sgemm spreads large products over all cores.
 func (goBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemmAll(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	sgemmAll(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 }

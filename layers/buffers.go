@@ -85,3 +85,15 @@ func (o *opBase) ReleaseOutput() {
 		o.out = nil
 	}
 }
+
+// ScratchOp is a PooledOp that also borrows one scratch buffer of its own
+// element type from its Buffers while it runs, after taking its output, and
+// gives it back before it returns (the MLP's hidden activations, in a graph
+// without gradients). A runner that works out a graph's memory from its
+// shapes counts it at that point.
+type ScratchOp interface {
+	PooledOp
+	// ScratchElems is the number of elements of that buffer for inputs of
+	// the given shapes, or 0 for none.
+	ScratchElems(in ...tensor.Shape) int
+}

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/alibi-go/alibi/layers/parallel"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -48,13 +49,24 @@ func parallelWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 func workers() int { return parallel.Workers() }
 
 // gemmAll is flash.Gemm spread over every core, for the large products of one op
-// (Linear): float32 with the build's sgemmAll, float64 with gonum.
-func gemmAll[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// (Linear): float32 with the build's sgemmAll, float64 with gonum. then
+// (nil for none) runs on finished blocks of C (gemm.SgemmThen): on each
+// block as the float32 kernel finishes it, or on the whole of C after the
+// float64 product.
+func gemmAll[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, then gemm.Epilogue) {
 	if a32, ok := any(a).([]float32); ok {
-		sgemmAll(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+		sgemmAll(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, then)
 		return
 	}
 	flash.Gemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	thenWhole(then, m, n)
+}
+
+// thenWhole runs then (if any) on the whole of an m x n product.
+func thenWhole(then gemm.Epilogue, m, n int) {
+	if then != nil && m > 0 && n > 0 {
+		then(0, m, 0, n)
+	}
 }
 
 // elems returns the elements of t, whose dtype must be E, read in place.

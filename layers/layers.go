@@ -15,8 +15,14 @@ type MLP struct {
 	Precision Precision
 }
 
-// Forward applies the block to x (N, D).
+// Forward applies the block to x (N, D). With both biases it is one op
+// whose GELU and GELU' run inside the products (see op_mlp.go), with the
+// bits of the three ops it replaces; without them it composes LinearIn,
+// GELU and LinearIn.
 func (m MLP) Forward(x *G.Node) (*G.Node, error) {
+	if m.B1 != nil && m.B2 != nil {
+		return mlpNode(m.Precision, x, m.W1, m.B1, m.W2, m.B2)
+	}
 	h, err := LinearIn(m.Precision, x, m.W1, m.B1)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package layers
 import (
 	"fmt"
 
+	"github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -73,10 +74,10 @@ func (o *linearOp) Do(vals ...G.Value) (G.Value, error) {
 	switch ts[0].Dtype() {
 	case tensor.Float32:
 		x := elems[float32](ts[0])
-		linearForward(o.prec, x, elems[float32](ts[1]), biasData[float32](ts), elems[float32](out), n, k, m)
+		linearForward(o.prec, x, elems[float32](ts[1]), biasData[float32](ts), elems[float32](out), n, k, m, nil)
 	case tensor.Float64:
 		x := elems[float64](ts[0])
-		linearForward(FP32, x, elems[float64](ts[1]), biasData[float64](ts), elems[float64](out), n, k, m)
+		linearForward(FP32, x, elems[float64](ts[1]), biasData[float64](ts), elems[float64](out), n, k, m, nil)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
@@ -92,9 +93,10 @@ func biasData[T float](ts []*tensor.Dense) []T {
 
 // linearForward sets y = x w (+ b): the bias is copied into every row first
 // and the product added on top (in bf16 the kernel adds it as it stores,
-// with the same bits).
-func linearForward[T float](p Precision, x, w, b, y []T, n, k, m int) {
-	if b != nil && gemmBiasIn(p, n, m, k, x, w, b, y) {
+// with the same bits). then (nil for none) runs on finished blocks of y
+// (gemm.SgemmThen).
+func linearForward[T float](p Precision, x, w, b, y []T, n, k, m int, then gemm.Epilogue) {
+	if b != nil && gemmBiasIn(p, n, m, k, x, w, b, y, then) {
 		return
 	}
 	beta := T(0)
@@ -106,7 +108,7 @@ func linearForward[T float](p Precision, x, w, b, y []T, n, k, m int) {
 			parallelChunks(n, 64, func(_, lo, hi int) { copyRows(y, b, m, lo, hi) })
 		}
 	}
-	gemmIn(p, false, false, n, m, k, 1, x, k, w, m, beta, y, m)
+	gemmIn(p, false, false, n, m, k, 1, x, k, w, m, beta, y, m, then)
 }
 
 // copyRows copies src into rows lo..hi-1 of dst, whose rows have d
@@ -127,23 +129,33 @@ func (o *linearOp) DiffWRT(n int) []bool {
 
 // SymDiff: dx = dy W^T, dW = x^T dy, db = the column sums of dy.
 func (o *linearOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-	out := make(G.Nodes, len(in))
+	var b *G.Node
+	if len(in) == 3 {
+		b = in[2]
+	}
+	return linearGrads(o.prec, in[0], in[1], b, grad)
+}
+
+// linearGrads returns the gradients of a linear layer's x, W and b (b may
+// be nil: then two nodes) for dy, the gradient of its output.
+func linearGrads(p Precision, x, w, b, dy *G.Node) (G.Nodes, error) {
+	out := G.Nodes{nil, nil}
 	for i, wrt := range []int{0, 1} {
-		b := &linearGradOp{wrt: wrt, prec: o.prec}
-		b.opBase = opBase{key: fmt.Sprintf("LinearGrad{wrt=%d, %v}", wrt, o.prec), arity: 3,
+		g := &linearGradOp{wrt: wrt, prec: p}
+		g.opBase = opBase{key: fmt.Sprintf("LinearGrad{wrt=%d, %v}", wrt, p), arity: 3,
 			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA), tt(2, tvA))}
-		n, err := G.ApplyOp(b, in[0], in[1], grad)
+		n, err := G.ApplyOp(g, x, w, dy)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = n
 	}
-	if len(in) == 3 {
-		db, err := sumRowsOf(grad, in[2].Shape())
+	if b != nil {
+		db, err := sumRowsOf(dy, b.Shape())
 		if err != nil {
 			return nil, err
 		}
-		out[2] = db
+		out = append(out, db)
 	}
 	return out, nil
 }
@@ -185,8 +197,8 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 
 func linearBackward[T float](p Precision, wrt int, x, w, dy, out []T, n, k, m int) {
 	if wrt == 0 {
-		gemmIn(p, false, true, n, k, m, 1, dy, m, w, m, 0, out, k) // dx = dy W^T
+		gemmIn(p, false, true, n, k, m, 1, dy, m, w, m, 0, out, k, nil) // dx = dy W^T
 		return
 	}
-	gemmIn(p, true, false, k, m, n, 1, x, k, dy, m, 0, out, m) // dW = x^T dy
+	gemmIn(p, true, false, k, m, n, 1, x, k, dy, m, 0, out, m, nil) // dW = x^T dy
 }

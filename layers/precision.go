@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/alibi-go/alibi/layers/internal/bf16"
+	"github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/alibi-go/alibi/layers/internal/simd"
 )
 
@@ -86,21 +87,23 @@ func BF16Notice() string {
 }
 
 // gemmIn is gemmAll in precision p (float64 products are always exact
-// float64 ones).
-func gemmIn[T float](p Precision, tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// float64 ones); in bf16, then runs on the whole of C after the product.
+func gemmIn[T float](p Precision, tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, then gemm.Epilogue) {
 	if a32, ok := any(a).([]float32); ok && p == BF16 {
 		bf16.Gemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
+		thenWhole(then, m, n)
 		return
 	}
-	gemmAll(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemmAll(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, then)
 }
 
 // gemmBiasIn sets y = x w + b (n x k times k x m, b added to every row) in
 // precision p when the product can add the bias as it stores (bf16 on
 // float32 always; fp32 where sgemmBias can), and reports whether it did.
 // Either way the bits are those of b copied into every row of y and the
-// product added with beta 1.
-func gemmBiasIn[T float](p Precision, n, m, k int, x, w, b, y []T) bool {
+// product added with beta 1. When it reports true, then (nil for none) has
+// run on finished blocks of y, as in gemmIn.
+func gemmBiasIn[T float](p Precision, n, m, k int, x, w, b, y []T, then gemm.Epilogue) bool {
 	x32, ok := any(x).([]float32)
 	if !ok {
 		return false
@@ -108,7 +111,8 @@ func gemmBiasIn[T float](p Precision, n, m, k int, x, w, b, y []T) bool {
 	w32, b32, y32 := any(w).([]float32), any(b).([]float32), any(y).([]float32)
 	if p == BF16 {
 		bf16.GemmBias(false, false, n, m, k, 1, x32, k, w32, m, b32, y32, m, runtime.GOMAXPROCS(0))
+		thenWhole(then, n, m)
 		return true
 	}
-	return sgemmBias(n, m, k, x32, w32, b32, y32)
+	return sgemmBias(n, m, k, x32, w32, b32, y32, then)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/alibi-go/alibi/layers"
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // runner executes a graph without gradients by calling its ops' Do in
@@ -112,6 +113,16 @@ func (r *runner) peakBytes() int64 {
 				free[k]--
 			} else {
 				total += int64(k.size) * int64(k.n)
+			}
+			if s, ok := op.(layers.ScratchOp); ok {
+				in := make([]tensor.Shape, len(r.args[i]))
+				for a, j := range r.args[i] {
+					in[a] = r.nodes[j].Shape()
+				}
+				if n := s.ScratchElems(in...); n > 0 && free[key{k.size, n}] == 0 {
+					total += int64(k.size) * int64(n)
+					free[key{k.size, n}]++ // given back before the op returns
+				}
 			}
 		}
 		for _, j := range r.release[i] {

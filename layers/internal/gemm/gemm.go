@@ -87,12 +87,32 @@ var minParallelFlops = float64(1 << 23)
 // Sgemm panics if a dimension is negative, a leading dimension is too small,
 // or a slice is too short for the described matrix.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
+	SgemmThen(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads, nil)
+}
+
+// Epilogue is work on a finished block of C: rows [i0, i1) and columns
+// [j0, j1) of the product hold their final values when it is called. An
+// element-wise function applied there (an activation, or its derivative
+// times the product) reads the block while it is still in the cache of
+// the core that computed it, instead of in a later pass over the whole of
+// C from memory.
+type Epilogue func(i0, i1, j0, j1 int)
+
+// SgemmThen is Sgemm followed by then on every block of C: the blocks
+// tile the m x n window exactly once, and each is handed to then, on the
+// goroutine that computed it, right after its last k block (on the shared
+// and serial paths; on the others after the goroutine's part or the whole
+// product). Calls for different blocks may run concurrently, so then must
+// only touch its own block's elements (of C or of arrays laid out like
+// it). The product's bits are those of Sgemm. A nil then is Sgemm.
+func SgemmThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int, then Epilogue) {
 	CheckArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
 	if k == 0 || alpha == 0 {
 		ScaleC(m, n, beta, c, ldc)
+		finish(then, 0, m, 0, n)
 		return
 	}
 
@@ -100,27 +120,36 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	threaded := threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops
 	if !threaded && useSmallM(transA, m) {
 		smallM(g, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		finish(then, 0, m, 0, n)
 		return
 	}
-	blocked(g, threaded, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc)
+	blocked(g, threaded, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, then)
+}
+
+// finish calls then (if any) on a finished block.
+func finish(then Epilogue, i0, i1, j0, j1 int) {
+	if then != nil {
+		then(i0, i1, j0, j1)
+	}
 }
 
 // blocked runs a product on the blocked kernels: on shared packing or the
 // static split when threaded (threads goroutines at most), else on the
 // calling goroutine. A bias (nil for none; AVX-512 only) is added to every
-// row in the first k block's stores, in place of beta*C.
-func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
+// row in the first k block's stores, in place of beta*C. then (nil for
+// none) is called on finished blocks of C (see SgemmThen).
+func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
 	if threaded {
-		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc) {
+		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then) {
 			return
 		}
 		tr, tc := splitGrid(g, m, n, k, threads)
 		if tr*tc > 1 {
-			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc)
+			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then)
 			return
 		}
 	}
-	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc)
+	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then)
 }
 
 // TrySgemmBias computes C = A·B + bias for A (m x k) and B (k x n) not
@@ -134,6 +163,12 @@ func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n,
 // back. Otherwise it does nothing and reports false, and the caller copies
 // and calls Sgemm. It panics as Sgemm does, and if bias is shorter than n.
 func TrySgemmBias(m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int, threads int) bool {
+	return TrySgemmBiasThen(m, n, k, a, lda, b, ldb, bias, c, ldc, threads, nil)
+}
+
+// TrySgemmBiasThen is TrySgemmBias with an epilogue, called as SgemmThen
+// calls it when the product runs (it is not called when it reports false).
+func TrySgemmBiasThen(m, n, k int, a []float32, lda int, b []float32, ldb int, bias, c []float32, ldc int, threads int, then Epilogue) bool {
 	CheckArgs(false, false, m, n, k, a, lda, b, ldb, c, ldc)
 	_ = bias[:n]
 	g := geom()
@@ -144,7 +179,7 @@ func TrySgemmBias(m, n, k int, a []float32, lda int, b []float32, ldb int, bias,
 	if !threaded && useSmallM(false, m) {
 		return false
 	}
-	blocked(g, threaded, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc)
+	blocked(g, threaded, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc, then)
 	return true
 }
 
@@ -232,8 +267,10 @@ func splitGrid(g *geometry, m, n, k, threads int) (tr, tc int) {
 
 // gridSplit runs a tr x tc grid of independent sub-products, one per worker
 // of parallel.Run (worker 0, the calling goroutine, takes the first). A
-// bias (nil for none) is passed on to each sub-product's columns.
-func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
+// bias (nil for none) is passed on to each sub-product's columns, and then
+// (nil for none) gets each sub-product's finished blocks at their place in
+// the whole of C.
+func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
 	mTiles := ceilDiv(m, g.mr)
 	nTiles := ceilDiv(n, g.nr)
 	parallel.Run(tr*tc, func(w int) {
@@ -260,7 +297,11 @@ func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha 
 		if bias != nil {
 			sbias = bias[j0:j1]
 		}
-		gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, c[i0*ldc+j0:], ldc)
+		var sthen Epilogue
+		if then != nil {
+			sthen = func(r0, r1, c0, c1 int) { then(i0+r0, i0+r1, j0+c0, j0+c1) }
+		}
+		gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, c[i0*ldc+j0:], ldc, sthen)
 	})
 }
 
@@ -343,8 +384,9 @@ type aSource struct {
 
 // gemmSerial computes the product on the calling goroutine. m, n, k > 0 and
 // alpha != 0. A bias (n elements, nil for none; AVX-512 only) is added to
-// every row in the first k block's stores, in place of beta*C.
-func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) {
+// every row in the first k block's stores, in place of beta*C. then (nil
+// for none) gets each block of C after its last k block.
+func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
 	kc := blockSize(k, g.kcMax, 1)
 	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
@@ -398,6 +440,9 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 					bs = bias[jc : jc+nb]
 				}
 				g.macroKernel(mb, nb, kb, alpha, asrc, bsrc, bet, bs, c[ic*ldc+jc:], ldc, ws.edge, ws.edgeB)
+				if pc+kb == k {
+					finish(then, ic, ic+mb, jc, jc+nb)
+				}
 			}
 		}
 	}

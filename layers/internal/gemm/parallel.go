@@ -29,6 +29,7 @@ type sharedJob struct {
 	a, b, c        []float32
 	lda, ldb, ldc  int
 	bias           []float32 // added in the first k block's stores in place of beta*C (AVX-512 only; nil for none)
+	then           Epilogue  // called on each chunk of C after its last k block (nil for none)
 
 	kc      int  // k block size; block q covers k steps [q*kc, min(k, (q+1)*kc))
 	nkb     int  // number of k blocks
@@ -66,12 +67,13 @@ var sharedPool = sync.Pool{New: func() any { return new(workspace) }}
 // shared packed buffers. It returns false, doing nothing, when the packed
 // operands would exceed sharedPackBudget. A bias (nil for none; only on the
 // AVX-512 path) is added to every row in the first k block's stores, in
-// place of beta*C.
-func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int) bool {
+// place of beta*C; then (nil for none) gets each chunk of C once it is
+// finished.
+func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) bool {
 	j := &sharedJob{
 		g:      g,
 		transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
-		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, bias: bias,
+		a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, bias: bias, then: then,
 	}
 	j.kc = blockSize(k, g.kcMax, 1)
 	j.nkb = ceilDiv(k, j.kc)
@@ -194,7 +196,8 @@ func (j *sharedJob) pack(t int) {
 	g.packA(j.transA, mb, kb, j.a, j.lda, ic, pc, j.ap[off:off+ceilDiv(mb, g.mr)*g.mr*kb])
 }
 
-// compute performs compute chunk t: all k blocks of one chunk of C.
+// compute performs compute chunk t: all k blocks of one chunk of C, then
+// the epilogue on it.
 func (j *sharedJob) compute(t int, edge, edgeB []float32) {
 	ri, ci := t/j.colChunks, t%j.colChunks
 	ic, jc := ri*j.rowChunk, ci*j.colChunk
@@ -227,4 +230,5 @@ func (j *sharedJob) compute(t int, edge, edgeB []float32) {
 		}
 		j.g.macroKernel(mb, nb, kb, j.alpha, src, bsrc, bet, bias, j.c[ic*j.ldc+jc:], j.ldc, edge, edgeB)
 	}
+	finish(j.then, ic, ic+mb, jc, jc+nb)
 }
