@@ -256,7 +256,7 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 					o.ones[i] = 1
 				}
 			}
-			flash.Gemm(false, false, 1, d, rows, 1, o.ones, rows, g, d, 0, elems[float32](out), d)
+			columnSums(o.ones, g, elems[float32](out), rows, d)
 			break
 		}
 		sumRows(g, elems[float32](out), d, &o.partial)
@@ -267,6 +267,28 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, dy.Dtype())
 	}
 	return out, nil
+}
+
+// columnSums sets out to the column sums of g (rows x d) as the product
+// 1^T g with ones, a row of rows ones. Large ones are split by columns over
+// the cores: each column is still summed over the rows in the same order,
+// by the same small-M kernel (whose k blocks do not depend on the number of
+// columns), so the bits are those of one call. Without the split, one core
+// summed the tiny model's 2048 x 512 gradient while the other waited.
+func columnSums(ones, g, out []float32, rows, d int) {
+	parts := min(workers(), d/64)
+	if parts <= 1 || rows*d < 1<<16 {
+		flash.Gemm(false, false, 1, d, rows, 1, ones, rows, g, d, 0, out, d)
+		return
+	}
+	per := (d/parts + 15) &^ 15
+	parallel.Run(parts, func(w int) {
+		lo := w * per
+		hi := min(d, lo+per)
+		if lo < hi {
+			flash.Gemm(false, false, 1, hi-lo, rows, 1, ones, rows, g[lo:], d, 0, out[lo:hi], d)
+		}
+	})
 }
 
 // sumRows adds row r of dy into row r mod R of out, with per-chunk partial
