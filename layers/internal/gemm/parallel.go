@@ -92,9 +92,14 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 		return false
 	}
 
-	// Chunks of C: row blocks sized for L2 reuse of the A block; split
-	// columns as well when there are too few row blocks to balance.
-	j.rowChunk = blockSize(m, g.mcMax, g.mr)
+	// Chunks of C: row blocks sized for L2 reuse of the A block and of the
+	// chunk of C (sharedRows); split columns as well when there are too few
+	// row blocks to balance.
+	rows := g.mcMax
+	if g.sharedRows > 0 {
+		rows = g.sharedRows
+	}
+	j.rowChunk = blockSize(m, rows, g.mr)
 	j.rowChunks = ceilDiv(m, j.rowChunk)
 	nTiles := j.nPad / g.nr
 	j.colChunks = 1
