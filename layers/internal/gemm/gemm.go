@@ -319,10 +319,11 @@ var workspacePool = sync.Pool{New: func() any { return new(workspace) }}
 
 // useDirectA reports whether A should be read in place for a B panel of
 // cols columns and a product with k steps (see geometry). Non-transposed A
-// whose row stride is a multiple of 4 KiB is packed: its mr rows would
-// share one set of the L1 cache.
+// whose row stride is a multiple of 4 KiB is packed unless the geometry
+// says it can be read in place (stridedAInPlace): its mr rows share one
+// set of the L1 cache.
 func (g *geometry) useDirectA(transA bool, lda, cols, k int) bool {
-	if !transA && lda%1024 == 0 {
+	if !transA && lda%1024 == 0 && !g.stridedAInPlace {
 		return false
 	}
 	if transA && g.directMaxK > 0 && k > g.directMaxK {

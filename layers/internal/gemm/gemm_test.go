@@ -548,3 +548,35 @@ func TestLongKPacks(t *testing.T) {
 		}
 	}
 }
+
+// Non-transposed A whose row stride is a multiple of 4 KiB gives the same
+// bits read in place (stridedAInPlace, on CPUs whose L1 has the ways for
+// it) as packed, serial and threaded.
+func TestStridedAInPlaceSameBits(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		g := geom()
+		saved := g.stridedAInPlace
+		defer func() { g.stridedAInPlace = saved }()
+		rng := rand.New(rand.NewSource(9))
+		for _, s := range [][4]int{{300, 256, 1024, 1024}, {1024, 256, 1024, 1024}, {77, 40, 300, 2048}, {5, 96, 1024, 1024}} {
+			m, n, k, lda := s[0], s[1], s[2], s[3]
+			a, b := randSlice(rng, m*lda), randSlice(rng, k*n)
+			for _, th := range []int{1, 2} {
+				var c [2][]float32
+				for i, inPlace := range []bool{false, true} {
+					g.stridedAInPlace = inPlace
+					if got := g.useDirectA(false, lda, n, k); inPlace != got && n <= g.directARowMajorCols {
+						t.Fatalf("useDirectA with stridedAInPlace %v: %v", inPlace, got)
+					}
+					c[i] = make([]float32, m*n)
+					Sgemm(false, false, m, n, k, 1, a, lda, b, n, 0, c[i], n, th)
+				}
+				for i := range c[0] {
+					if math.Float32bits(c[0][i]) != math.Float32bits(c[1][i]) {
+						t.Fatalf("%dx%dx%d, lda %d, %d goroutines: element %d is %v packed, %v in place", m, n, k, lda, th, i, c[0][i], c[1][i])
+					}
+				}
+			}
+		}
+	})
+}

@@ -8,3 +8,6 @@ const (
 	hasBF16   = false
 	hasVL     = false
 )
+
+// l1DataWays is 0 (unknown) off amd64 and with the purego tag.
+func l1DataWays() int { return 0 }

@@ -105,3 +105,11 @@ func (s *Selector) Set(p Path) Path {
 	s.path = p
 	return prev
 }
+
+// L1DataWays is the associativity of the CPU's level-1 data cache, as
+// CPUID's deterministic cache parameters report it (Intel's leaf 4, AMD's
+// leaf 0x8000001D), or 0 when unknown (other architectures, the purego
+// tag, or a hypervisor that hides the leaves). The matrix kernels use it
+// to decide whether rows 4 KiB apart, which share one set of the cache,
+// can be read in place.
+func L1DataWays() int { return l1DataWays() }
