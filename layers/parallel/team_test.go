@@ -59,3 +59,22 @@ func TestRunNestedAndConcurrent(t *testing.T) {
 		t.Errorf("%d inner calls, want %d", got, want)
 	}
 }
+
+// pollUntil sees a condition that turns true while it polls, before and
+// after it starts yielding to the operating system, and gives up after
+// SpinFor when it never does.
+func TestPollUntil(t *testing.T) {
+	for _, after := range []time.Duration{0, yieldAfter / 2, 4 * yieldAfter, SpinFor / 2} {
+		start := time.Now()
+		if !pollUntil(func() bool { return time.Since(start) >= after }) {
+			t.Errorf("a condition true after %v: pollUntil gave up after %v", after, time.Since(start))
+		}
+	}
+	start := time.Now()
+	if pollUntil(func() bool { return false }) {
+		t.Fatal("pollUntil reported a condition that never held")
+	}
+	if d := time.Since(start); d < SpinFor {
+		t.Errorf("pollUntil gave up after %v, before SpinFor (%v)", d, SpinFor)
+	}
+}
