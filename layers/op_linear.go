@@ -119,7 +119,10 @@ func copyRows[T float](dst, src []T, d, lo, hi int) {
 	}
 }
 
-func (o *linearOp) DiffWRT(n int) []bool {
+func (o *linearOp) DiffWRT(n int) []bool { return allTrue(n) }
+
+// allTrue is a DiffWRT of n inputs, all differentiable.
+func allTrue(n int) []bool {
 	d := make([]bool, n)
 	for i := range d {
 		d[i] = true
@@ -185,20 +188,20 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 	switch ts[0].Dtype() {
 	case tensor.Float32:
 		x := elems[float32](ts[0])
-		linearBackward(o.prec, o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m)
+		linearBackward(o.prec, o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m, nil)
 	case tensor.Float64:
 		x := elems[float64](ts[0])
-		linearBackward(FP32, o.wrt, x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), n, k, m)
+		linearBackward(FP32, o.wrt, x, elems[float64](ts[1]), elems[float64](ts[2]), elems[float64](out), n, k, m, nil)
 	default:
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
 	return out, nil
 }
 
-func linearBackward[T float](p Precision, wrt int, x, w, dy, out []T, n, k, m int) {
+func linearBackward[T float](p Precision, wrt int, x, w, dy, out []T, n, k, m int, then gemm.Epilogue) {
 	if wrt == 0 {
-		gemmIn(p, false, true, n, k, m, 1, dy, m, w, m, 0, out, k, nil) // dx = dy W^T
+		gemmIn(p, false, true, n, k, m, 1, dy, m, w, m, 0, out, k, then) // dx = dy W^T
 		return
 	}
-	gemmIn(p, true, false, k, m, n, 1, x, k, dy, m, 0, out, m, nil) // dW = x^T dy
+	gemmIn(p, true, false, k, m, n, 1, x, k, dy, m, 0, out, m, then) // dW = x^T dy
 }

@@ -24,17 +24,18 @@ import (
 //     (linearGrads) of da.
 //
 // Every element is computed by the same kernels, in the same order, as by
-// the composed Linear, GELU, Linear ops. In float32 the fusion is used when
+// the composed Linear, GELU, Linear ops. The fusion is used in float32 when
 // F is a multiple of 8, so that every GELU element goes through the vector
 // kernel (which leaves the last len%8 elements of a call to portable code
-// that differs in the last bits); otherwise GELU runs after the product,
-// as one call. The results then have the bits of the composed ops wherever
-// those ops' parallel chunks were multiples of 8 long (every shape of the
-// project's configs); elsewhere a few elements at the chunk ends, which
-// the composed ops left to the portable code, can differ in the last bits. Once a gradient is asked
-// for, the op keeps a and h for the backward pass in buffers reused from
-// step to step; without one it computes h in place of a, in one buffer
-// taken from the graph's Buffers when it has them.
+// that differs in the last bits); otherwise, and in float64, GELU runs
+// after the product, as one call. The results then have the bits of the
+// composed ops wherever those ops' parallel chunks were multiples of 8 long
+// (every shape of the project's configs); elsewhere a few elements at the
+// chunk ends, which the composed ops left to the portable code, can differ
+// in the last bits. Once a gradient is asked for, the op keeps a and h for
+// the backward pass in buffers reused from step to step; without one it
+// computes h in place of a, in one buffer taken from the graph's Buffers
+// when it has them.
 
 // mlpNode applies the fused block (biases required; see MLP.Forward).
 func mlpNode(p Precision, x, w1, b1, w2, b2 *G.Node) (*G.Node, error) {
@@ -140,40 +141,18 @@ func mlpForward[T float](o *mlpOp, ts []*tensor.Dense, y []T) {
 	linearForward(o.prec, hid, w2, b2, y, n, f, e, nil)
 }
 
-// fusable reports whether GELU or its derivative can run on the blocks of
-// a product with rows of f elements with the bits of one call over the
-// whole array: in float32 the vector kernels leave the last len%8 elements
-// of a call to portable code, so every row piece must be a multiple of 8
-// long (the blocks' column bounds are multiples of the kernel's tile
-// width, or f).
-func fusable[T float](f int) bool {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		return f%8 == 0
-	}
-	return true
-}
-
 // geluThen returns the epilogue that sets h = GELU(a) on each finished
-// block of a (rows of f elements; h may be a), or nil when the fusion
-// would change the bits (fusable).
+// block of a (rows of f elements; h may be a), or nil where the fusion is
+// not used (float64, or f not a multiple of 8: see above).
 func geluThen[T float](a, h []T, f int) gemm.Epilogue {
-	if !fusable[T](f) {
+	a32, ok := any(a).([]float32)
+	if !ok || f%8 != 0 {
 		return nil
 	}
-	if a32, ok := any(a).([]float32); ok {
-		h32 := any(h).([]float32)
-		return func(i0, i1, j0, j1 int) {
-			for r := i0; r < i1; r++ {
-				vmath.GELU(h32[r*f+j0:r*f+j1], a32[r*f+j0:r*f+j1])
-			}
-		}
-	}
+	h32 := any(h).([]float32)
 	return func(i0, i1, j0, j1 int) {
 		for r := i0; r < i1; r++ {
-			for j := r*f + j0; j < r*f+j1; j++ {
-				h[j] = T(gelu(float64(a[j])))
-			}
+			vmath.GELU(h32[r*f+j0:r*f+j1], a32[r*f+j0:r*f+j1])
 		}
 	}
 }
@@ -188,26 +167,18 @@ func geluAll[T float](a, h []T) {
 }
 
 // geluGradThen returns the epilogue that multiplies each finished block of
-// g (rows of f elements) by GELU'(a) in place, or nil when the fusion
-// would change the bits (fusable).
+// g (rows of f elements) by GELU'(a) in place, or nil where the fusion is
+// not used (as geluThen).
 func geluGradThen[T float](a, g []T, f int) gemm.Epilogue {
-	if !fusable[T](f) {
+	a32, ok := any(a).([]float32)
+	if !ok || f%8 != 0 {
 		return nil
 	}
-	if a32, ok := any(a).([]float32); ok {
-		g32 := any(g).([]float32)
-		return func(i0, i1, j0, j1 int) {
-			for r := i0; r < i1; r++ {
-				row := g32[r*f+j0 : r*f+j1]
-				vmath.GELUGrad(row, a32[r*f+j0:r*f+j1], row)
-			}
-		}
-	}
+	g32 := any(g).([]float32)
 	return func(i0, i1, j0, j1 int) {
 		for r := i0; r < i1; r++ {
-			for j := r*f + j0; j < r*f+j1; j++ {
-				g[j] = T(geluDeriv(float64(a[j]))) * g[j]
-			}
+			row := g32[r*f+j0 : r*f+j1]
+			vmath.GELUGrad(row, a32[r*f+j0:r*f+j1], row)
 		}
 	}
 }
@@ -221,13 +192,7 @@ func (o *mlpOp) ScratchElems(in ...tensor.Shape) int {
 	return in[0][0] * in[1][1]
 }
 
-func (o *mlpOp) DiffWRT(n int) []bool {
-	d := make([]bool, n)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
+func (o *mlpOp) DiffWRT(n int) []bool { return allTrue(n) }
 
 // SymDiff returns the gradients of x, W1, b1, W2 and b2 and switches the
 // op to keeping a and h for them.
@@ -338,11 +303,11 @@ func mlpBackward[T float](o *mlpGradOp, ts []*tensor.Dense, out []T) error {
 	}
 	p := o.fwd.prec
 	if o.part == mlpW2 {
-		gemmIn(p, true, false, f, e, n, 1, ah, f, dy, e, 0, out, e, nil) // dW2 = h^T dy
+		linearBackward(p, 1, ah, w2, dy, out, n, f, e, nil) // dW2 = h^T dy
 		return nil
 	}
 	then := geluGradThen(ah, out, f)
-	gemmIn(p, false, true, n, f, e, 1, dy, e, w2, e, 0, out, f, then) // da = GELU'(a) ⊙ (dy W2^T)
+	linearBackward(p, 0, ah, w2, dy, out, n, f, e, then) // da = GELU'(a) ⊙ (dy W2^T)
 	if then == nil {
 		geluGradAll(ah, out)
 	}

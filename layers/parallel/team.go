@@ -21,14 +21,15 @@ import (
 // poll before they block. The polling yields the processor on every round
 // (runtime.Gosched), so other goroutines still run, and after its first
 // 50 µs it also yields the thread to the operating system (see pollUntil),
-// so that other programs' threads still run on a busy machine. It is long enough to
-// span the serial stretches of a training step (the longest, a bias
-// gradient's sums or a LayerNorm's statistics between two products, take a
-// few hundred microseconds): a helper that blocks there must be woken by
-// the operating system, which took tens of microseconds or more each time
-// on a virtual machine. Against 50 µs, 2 ms made the small model's step
-// about 1.07x and the tiny one's 1.03–1.05x faster (steps alternating in
-// one process, Intel Xeon family 6 model 207); 10 ms gained nothing more.
+// so that other programs' threads still run on a busy machine. It is long
+// enough to span the serial stretches of a training step (the longest, a
+// bias gradient's sums or a LayerNorm's statistics between two products,
+// take a few hundred microseconds): a helper that blocks there must be
+// woken by the operating system, which took tens of microseconds or more
+// each time on a virtual machine. Against 50 µs, 2 ms made the small
+// model's step about 1.07x and the tiny one's 1.03–1.05x faster (steps
+// alternating in one process, Intel Xeon family 6 model 207); 10 ms gained
+// nothing more.
 const SpinFor = 2 * time.Millisecond
 
 // Run calls fn(0), ..., fn(n-1) concurrently and returns when all have
