@@ -136,22 +136,15 @@ func lnForward[T float](x, gamma, beta, out []T, d int, stats []float64) {
 
 // lnRows normalises rows lo..hi-1 (see lnForward).
 func lnRows[T float](x, gamma, beta, out []T, d int, stats []float64, lo, hi int) {
-	x32, is32 := any(x).([]float32)
-	var g32, b32, o32 []float32
-	if is32 {
-		g32, b32, o32 = any(gamma).([]float32), any(beta).([]float32), any(out).([]float32)
+	if x32, ok := any(x).([]float32); ok {
+		var st []float64
+		if stats != nil {
+			st = stats[2*lo : 2*hi]
+		}
+		vmath.LayerNormRows(any(out).([]float32)[lo*d:hi*d], x32[lo*d:hi*d], any(gamma).([]float32), any(beta).([]float32), d, LayerNormEps, st)
+		return
 	}
 	for r := lo; r < hi; r++ {
-		if is32 {
-			xr := x32[r*d : (r+1)*d]
-			mean, sqDev := vmath.Moments(xr)
-			rstd := 1 / math.Sqrt(sqDev/float64(d)+LayerNormEps)
-			if stats != nil {
-				stats[2*r], stats[2*r+1] = mean, rstd
-			}
-			vmath.Normalize(o32[r*d:(r+1)*d], xr, g32, b32, float32(mean), float32(rstd))
-			continue
-		}
 		xr, or := x[r*d:(r+1)*d], out[r*d:(r+1)*d]
 		mean, rstd := rowStats(xr)
 		if stats != nil {
@@ -256,14 +249,12 @@ func lnBackward[T float](x, gamma, dy, dx []T, d int, stats, dGamma, dBeta []flo
 	}
 	parallelChunks(rows, 64, func(c, lo, hi int) {
 		pg, pb := partial[2*c*d:(2*c+1)*d], partial[(2*c+1)*d:(2*c+2)*d]
+		if is32 {
+			vmath.LayerNormGradRows(dx32[lo*d:hi*d], x32[lo*d:hi*d], dy32[lo*d:hi*d], g32, d, stats[2*lo:2*hi], pg, pb)
+			return
+		}
 		for r := lo; r < hi; r++ {
 			mean, rstd := stats[2*r], stats[2*r+1]
-			if is32 {
-				xr, gr := x32[r*d:(r+1)*d], dy32[r*d:(r+1)*d]
-				mg, mgx := vmath.LayerNormGradSums(xr, gr, g32, mean, rstd, pg, pb)
-				vmath.LayerNormGradX(dx32[r*d:(r+1)*d], xr, gr, g32, mean, rstd, mg/float64(d), mgx/float64(d))
-				continue
-			}
 			xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
 			var mg, mgx float64
 			for j, v := range xr {

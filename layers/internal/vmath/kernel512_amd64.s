@@ -862,3 +862,224 @@ sgdone:
 	RESTOREMXCSR
 	VZEROUPPER
 	RET
+
+// func lnGradRowsAVX512(dx, x, dy, gamma *float32, rows, d int, stats, dGamma, dBeta *float64)
+//
+// The LayerNorm backward of rows rows of d elements (d a positive multiple
+// of 16; see LayerNormGradRows): for each row, lnGradSumsAVX512 with zeroed
+// partial sums, the sums reduced as reduceLanes does, divided by d, and
+// lnGradXAVX512, without leaving the assembly between rows. Row r's mean
+// and rstd are stats[2r] and stats[2r+1]. Register use: AX, BX and R14 the
+// rows of x, dy and dx, R11 the row length in bytes (float32), R12 rows
+// left, R13 the row's statistics, X8 float64(d); the passes use the
+// registers of the two kernels.
+TEXT ·lnGradRowsAVX512(SB), NOSPLIT, $0-72
+	MOVQ       dx+0(FP), R14
+	MOVQ       x+8(FP), AX
+	MOVQ       dy+16(FP), BX
+	MOVQ       rows+32(FP), R12
+	MOVQ       d+40(FP), R11
+	VCVTSI2SDQ R11, X8, X8
+	SHLQ       $2, R11
+	MOVQ       stats+48(FP), R13
+	TESTQ      R12, R12
+	JZ         lgrdone
+
+lgrrow:
+	// First pass: dGamma, dBeta and the partial sums sg (Z0, Z1) and
+	// sgx (Z2, Z3).
+	MOVQ         AX, SI
+	MOVQ         BX, DX
+	MOVQ         gamma+24(FP), R10
+	MOVQ         dGamma+56(FP), R8
+	MOVQ         dBeta+64(FP), R9
+	VBROADCASTSD (R13), Z12
+	VBROADCASTSD 8(R13), Z13
+	VPXORQ       Z0, Z0, Z0
+	VPXORQ       Z1, Z1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	MOVQ         R11, CX
+	SHRQ         $6, CX
+
+lgrsums:
+	LNGS8(0, Z0, Z2)
+	LNGS8(32, Z1, Z3)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, R10
+	ADDQ $128, R8
+	ADDQ $128, R9
+	DECQ CX
+	JNZ  lgrsums
+
+	// reduceLanes on both: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
+	// s[4:8], then (t0+t2) + (t1+t3); then the means, sg/d and sgx/d.
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VEXTRACTF64X4 $1, Z0, Y1
+	VEXTRACTF64X4 $1, Z2, Y3
+	VADDPD        Y1, Y0, Y0
+	VADDPD        Y3, Y2, Y2
+	VEXTRACTF128  $1, Y0, X1
+	VEXTRACTF128  $1, Y2, X3
+	VADDPD        X1, X0, X0
+	VADDPD        X3, X2, X2
+	VPERMILPD     $1, X0, X1
+	VPERMILPD     $1, X2, X3
+	VADDSD        X1, X0, X0
+	VADDSD        X3, X2, X2
+	VDIVSD        X8, X0, X0
+	VDIVSD        X8, X2, X2
+	VBROADCASTSD  X0, Z14
+	VBROADCASTSD  X2, Z15
+
+	// Second pass: dx, 8 elements at a time.
+	MOVQ AX, SI
+	MOVQ BX, R9
+	MOVQ gamma+24(FP), R8
+	MOVQ R14, DI
+	XORQ DX, DX
+	MOVQ R11, CX
+	SHRQ $5, CX
+
+lgrx:
+	VMOVUPS (SI)(DX*1), Y0
+	VMOVUPS (R9)(DX*1), Y1
+	VMOVUPS (R8)(DX*1), Y2
+	LNGX8
+	VMOVUPS Y1, (DI)(DX*1)
+	ADDQ    $32, DX
+	DECQ    CX
+	JNZ     lgrx
+
+	ADDQ R11, AX
+	ADDQ R11, BX
+	ADDQ R11, R14
+	ADDQ $16, R13
+	DECQ R12
+	JNZ  lgrrow
+
+lgrdone:
+	VZEROUPPER
+	RET
+
+// LANESUM reduces the partial sums in ZA (lanes 0-7) and ZB (lanes 8-15)
+// to XA as reduceLanes does: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
+// s[4:8], then (t0+t2) + (t1+t3). YB and XB are clobbered.
+#define LANESUM(ZA, ZB, YA, YB, XA, XB) \
+	VADDPD        ZB, ZA, ZA \
+	VEXTRACTF64X4 $1, ZA, YB \
+	VADDPD        YB, YA, YA \
+	VEXTRACTF128  $1, YA, XB \
+	VADDPD        XB, XA, XA \
+	VPERMILPD     $1, XA, XB \
+	VADDSD        XB, XA, XA
+
+// func lnRowsAVX512(out, x, gamma, beta *float32, rows, d int, eps float64, stats *float64)
+//
+// LayerNorm's forward on rows rows of d elements (d a positive multiple of
+// 16; see LayerNormRows): for each row the two passes of sumLanesAVX512
+// and sqDevLanesAVX512 from zero, each reduced as reduceLanes does, mean =
+// sum/d and rstd = 1/sqrt(sqDev/d + eps) in float64 (stored to stats[2r],
+// stats[2r+1] unless stats is nil), then normalizeAVX512 with both
+// rounded to float32. Register use: AX and R14 the rows of x and out, R11
+// the row length in bytes, R12 rows left, R13 the statistics, X8
+// float64(d), X9 eps, X10 1.0.
+TEXT ·lnRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ       out+0(FP), R14
+	MOVQ       x+8(FP), AX
+	MOVQ       rows+32(FP), R12
+	MOVQ       d+40(FP), R11
+	VCVTSI2SDQ R11, X8, X8
+	SHLQ       $2, R11
+	VMOVSD     eps+48(FP), X9
+	MOVQ       $0x3ff0000000000000, DX
+	VMOVQ      DX, X10
+	MOVQ       stats+56(FP), R13
+	TESTQ      R12, R12
+	JZ         lnrdone
+
+lnrrow:
+	// The mean.
+	MOVQ   AX, SI
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	MOVQ   R11, CX
+	SHRQ   $6, CX
+
+lnrsum:
+	VCVTPS2PD (SI), Z2
+	VCVTPS2PD 32(SI), Z3
+	VADDPD    Z2, Z0, Z0
+	VADDPD    Z3, Z1, Z1
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       lnrsum
+
+	LANESUM(Z0, Z1, Y0, Y1, X0, X1)
+	VDIVSD       X8, X0, X0
+	VBROADCASTSD X0, Z4
+
+	// The squared deviations, and rstd in X3.
+	MOVQ   AX, SI
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	MOVQ   R11, CX
+	SHRQ   $6, CX
+
+lnrdev:
+	VCVTPS2PD (SI), Z5
+	VCVTPS2PD 32(SI), Z6
+	VSUBPD    Z4, Z5, Z5
+	VSUBPD    Z4, Z6, Z6
+	VMULPD    Z5, Z5, Z5
+	VMULPD    Z6, Z6, Z6
+	VADDPD    Z5, Z1, Z1
+	VADDPD    Z6, Z2, Z2
+	ADDQ      $64, SI
+	DECQ      CX
+	JNZ       lnrdev
+
+	LANESUM(Z1, Z2, Y1, Y2, X1, X2)
+	VDIVSD  X8, X1, X1
+	VADDSD  X9, X1, X1
+	VSQRTSD X1, X1, X1
+	VDIVSD  X1, X10, X3
+	TESTQ   R13, R13
+	JZ      lnrnorm
+	VMOVSD  X0, (R13)
+	VMOVSD  X3, 8(R13)
+	ADDQ    $16, R13
+
+lnrnorm:
+	// out = (x - mean)*rstd*gamma + beta in float32.
+	VCVTSD2SS    X0, X0, X0
+	VCVTSD2SS    X3, X3, X3
+	VBROADCASTSS X0, Z6
+	VBROADCASTSS X3, Z7
+	MOVQ         gamma+16(FP), R8
+	MOVQ         beta+24(FP), R9
+	XORQ         BX, BX
+	MOVQ         R11, CX
+	SHRQ         $6, CX
+
+lnrnormloop:
+	VMOVUPS (AX)(BX*1), Z0
+	VSUBPS  Z6, Z0, Z0
+	VMULPS  Z7, Z0, Z0
+	VMULPS  (R8)(BX*1), Z0, Z0
+	VADDPS  (R9)(BX*1), Z0, Z0
+	VMOVUPS Z0, (R14)(BX*1)
+	ADDQ    $64, BX
+	DECQ    CX
+	JNZ     lnrnormloop
+
+	ADDQ R11, AX
+	ADDQ R11, R14
+	DECQ R12
+	JNZ  lnrrow
+
+lnrdone:
+	VZEROUPPER
+	RET

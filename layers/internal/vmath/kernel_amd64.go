@@ -153,6 +153,18 @@ func normalizeAVX512(out, x, gamma, beta *float32, n int, mean, rstd float32)
 //go:noescape
 func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[2 * lanes]float64)
 
+// lnRowsAVX512 is LayerNormRows for rows > 0 rows of d elements, d a
+// positive multiple of 16 (stats nil: not stored).
+//
+//go:noescape
+func lnRowsAVX512(out, x, gamma, beta *float32, rows, d int, eps float64, stats *float64)
+
+// lnGradRowsAVX512 is LayerNormGradRows for rows > 0 rows of d elements, d
+// a positive multiple of 16: both passes of every row in one call.
+//
+//go:noescape
+func lnGradRowsAVX512(dx, x, dy, gamma *float32, rows, d int, stats, dGamma, dBeta *float64)
+
 // lnGradXAVX512 is lnGradXAVX2 for any n > 0.
 //
 //go:noescape

@@ -86,6 +86,16 @@ func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, 
 	panic(noAsm)
 }
 
+// lnRowsAVX512 is never called on builds without the assembly kernels.
+func lnRowsAVX512(out, x, gamma, beta *float32, rows, d int, eps float64, stats *float64) {
+	panic(noAsm)
+}
+
+// lnGradRowsAVX512 is never called on builds without the assembly kernels.
+func lnGradRowsAVX512(dx, x, dy, gamma *float32, rows, d int, stats, dGamma, dBeta *float64) {
+	panic(noAsm)
+}
+
 // lnGradXAVX512 is never called on builds without the assembly kernels.
 func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64) { panic(noAsm) }
 

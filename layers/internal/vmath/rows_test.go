@@ -378,3 +378,95 @@ func TestRowKernelsLengthMismatch(t *testing.T) {
 		}
 	})
 }
+
+// TestLayerNormGradRows checks that the whole-rows backward gives, on
+// every path, the bits of LayerNormGradSums and LayerNormGradX called row
+// by row: row lengths that take the assembly (multiples of 16) and others,
+// column sums that start non-zero, and one row or many.
+func TestLayerNormGradRows(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	type result struct {
+		dx     []float32
+		pg, pb []float64
+	}
+	eq := func(a, b result) bool {
+		return bitsEq32(a.dx, b.dx) && bitsEq64(a.pg, b.pg) && bitsEq64(a.pb, b.pb)
+	}
+	for _, d := range []int{16, 128, 256, 48, 40, 8, 1} {
+		for _, rows := range []int{1, 3, 17} {
+			x, dy, gamma := randRow(rng, rows*d, 0.5, 2), wideRow(rng, rows*d), randRow(rng, d, 1, 0.3)
+			stats := make([]float64, 2*rows)
+			for r := range rows {
+				stats[2*r], stats[2*r+1] = rng.NormFloat64(), 0.5+rng.Float64()
+			}
+			pg0, pb0 := make([]float64, d), make([]float64, d)
+			for i := range pg0 {
+				pg0[i], pb0[i] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			start := func() result {
+				return result{make([]float32, rows*d), append([]float64(nil), pg0...), append([]float64(nil), pb0...)}
+			}
+			what := fmt.Sprintf("LayerNormGradRows d=%d rows=%d", d, rows)
+			onEveryPath(t, what, func() result {
+				want := start()
+				for r := range rows {
+					xr, gr := x[r*d:(r+1)*d], dy[r*d:(r+1)*d]
+					sg, sgx := LayerNormGradSums(xr, gr, gamma, stats[2*r], stats[2*r+1], want.pg, want.pb)
+					LayerNormGradX(want.dx[r*d:(r+1)*d], xr, gr, gamma, stats[2*r], stats[2*r+1], sg/float64(d), sgx/float64(d))
+				}
+				got := start()
+				LayerNormGradRows(got.dx, x, dy, gamma, d, stats, got.pg, got.pb)
+				if !eq(got, want) {
+					t.Fatalf("%s on the %v path: not the bits of the row-by-row passes", what, kernels.Path())
+				}
+				return got
+			}, eq)
+		}
+	}
+}
+
+// TestLayerNormRows checks that the whole-rows forward gives, on every
+// path, the bits of Moments and Normalize called row by row, with the
+// statistics stored or not and out in place of x or not.
+func TestLayerNormRows(t *testing.T) {
+	rng := rand.New(rand.NewSource(24))
+	const eps = 1e-5
+	type result struct {
+		out   []float32
+		stats []float64
+	}
+	eq := func(a, b result) bool { return bitsEq32(a.out, b.out) && bitsEq64(a.stats, b.stats) }
+	for _, d := range []int{16, 128, 256, 48, 40, 8, 1} {
+		for _, rows := range []int{1, 3, 17} {
+			x, gamma, beta := randRow(rng, rows*d, 0.5, 2), randRow(rng, d, 1, 0.3), randRow(rng, d, 0, 0.3)
+			for _, mode := range []string{"stats", "nostats", "inplace"} {
+				what := fmt.Sprintf("LayerNormRows d=%d rows=%d %s", d, rows, mode)
+				onEveryPath(t, what, func() result {
+					want := result{make([]float32, rows*d), make([]float64, 2*rows)}
+					for r := range rows {
+						xr := x[r*d : (r+1)*d]
+						mean, sqDev := Moments(xr)
+						rstd := 1 / math.Sqrt(sqDev/float64(d)+eps)
+						want.stats[2*r], want.stats[2*r+1] = mean, rstd
+						Normalize(want.out[r*d:(r+1)*d], xr, gamma, beta, float32(mean), float32(rstd))
+					}
+					got := result{make([]float32, rows*d), make([]float64, 2*rows)}
+					switch mode {
+					case "stats":
+						LayerNormRows(got.out, x, gamma, beta, d, eps, got.stats)
+					case "nostats":
+						LayerNormRows(got.out, x, gamma, beta, d, eps, nil)
+						copy(got.stats, want.stats)
+					case "inplace":
+						copy(got.out, x)
+						LayerNormRows(got.out, got.out, gamma, beta, d, eps, got.stats)
+					}
+					if !eq(got, want) {
+						t.Fatalf("%s on the %v path: not the bits of the row-by-row passes", what, kernels.Path())
+					}
+					return got
+				}, eq)
+			}
+		}
+	}
+}
