@@ -2,6 +2,7 @@ package vmath
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 )
@@ -113,6 +114,55 @@ func BenchmarkLayerNormGrad(b *testing.B) {
 				sg, sgx := LayerNormGradSums(x[r:r+d], dy[r:r+d], gamma[:d], 0.1, 1.1, pg[:d], pb[:d])
 				LayerNormGradX(dx[r:r+d], x[r:r+d], dy[r:r+d], gamma[:d], 0.1, 1.1, sg/float64(d), sgx/float64(d))
 			}
+		})
+	})
+}
+
+// BenchmarkLayerNormRows is LayerNorm's forward on benchN elements in rows
+// of d: Moments and Normalize row by row (byRow) against one
+// LayerNormRows call (rows).
+func BenchmarkLayerNormRows(b *testing.B) {
+	x, gamma, beta, out := benchInput(1), benchInput(1), benchInput(1), make([]float32, benchN)
+	benchRows(b, func(b *testing.B, d int) {
+		stats := make([]float64, 2*benchN/d)
+		b.Run("byRow", func(b *testing.B) {
+			benchPaths(b, func() {
+				for r := 0; r < benchN; r += d {
+					mean, sqDev := Moments(x[r : r+d])
+					rstd := 1 / math.Sqrt(sqDev/float64(d)+1e-5)
+					stats[2*r/d], stats[2*r/d+1] = mean, rstd
+					Normalize(out[r:r+d], x[r:r+d], gamma[:d], beta[:d], float32(mean), float32(rstd))
+				}
+			})
+		})
+		b.Run("rows", func(b *testing.B) {
+			benchPaths(b, func() { LayerNormRows(out, x, gamma[:d], beta[:d], d, 1e-5, stats) })
+		})
+	})
+}
+
+// BenchmarkLayerNormGradRows is LayerNorm's backward on benchN elements in
+// rows of d: LayerNormGradSums and LayerNormGradX row by row (byRow)
+// against one LayerNormGradRows call (rows).
+func BenchmarkLayerNormGradRows(b *testing.B) {
+	x, dy, gamma, dx := benchInput(1), benchInput(1), benchInput(1), make([]float32, benchN)
+	pg, pb := make([]float64, 256), make([]float64, 256)
+	benchRows(b, func(b *testing.B, d int) {
+		stats := make([]float64, 2*benchN/d)
+		for i := range stats {
+			stats[i] = 0.5
+		}
+		b.Run("byRow", func(b *testing.B) {
+			benchPaths(b, func() {
+				for r := 0; r < benchN; r += d {
+					mean, rstd := stats[2*r/d], stats[2*r/d+1]
+					sg, sgx := LayerNormGradSums(x[r:r+d], dy[r:r+d], gamma[:d], mean, rstd, pg[:d], pb[:d])
+					LayerNormGradX(dx[r:r+d], x[r:r+d], dy[r:r+d], gamma[:d], mean, rstd, sg/float64(d), sgx/float64(d))
+				}
+			})
+		})
+		b.Run("rows", func(b *testing.B) {
+			benchPaths(b, func() { LayerNormGradRows(dx, x, dy, gamma[:d], d, stats, pg[:d], pb[:d]) })
 		})
 	})
 }
