@@ -530,6 +530,30 @@ ggdone:
 	VZEROUPPER
 	RET
 
+// SUM16 adds the 16 float32 at SI, as float64, to the partial sums Z0
+// (lanes 0-7) and Z1 (lanes 8-15), with Z2 and Z3 as scratch, and advances
+// SI past them.
+#define SUM16 \
+	VCVTPS2PD (SI), Z2 \
+	VCVTPS2PD 32(SI), Z3 \
+	VADDPD    Z2, Z0, Z0 \
+	VADDPD    Z3, Z1, Z1 \
+	ADDQ      $64, SI
+
+// SQDEV16 adds d*d, d = float64(x) - mean (mean in M), for the 16 float32
+// x at SI to the partial sums A0 (lanes 0-7) and A1 (lanes 8-15), with T0
+// and T1 as scratch, and advances SI past them.
+#define SQDEV16(M, T0, T1, A0, A1) \
+	VCVTPS2PD (SI), T0 \
+	VCVTPS2PD 32(SI), T1 \
+	VSUBPD    M, T0, T0 \
+	VSUBPD    M, T1, T1 \
+	VMULPD    T0, T0, T0 \
+	VMULPD    T1, T1, T1 \
+	VADDPD    T0, A0, A0 \
+	VADDPD    T1, A1, A1 \
+	ADDQ      $64, SI
+
 // func sumLanesAVX512(x *float32, n int, acc *[16]float64)
 //
 // Adds float64(x[i]) to acc[i mod 16] for i < n, n a positive multiple of
@@ -543,13 +567,9 @@ TEXT ·sumLanesAVX512(SB), NOSPLIT, $0-24
 	SHRQ    $4, CX
 
 slzloop:
-	VCVTPS2PD (SI), Z2
-	VCVTPS2PD 32(SI), Z3
-	VADDPD    Z2, Z0, Z0
-	VADDPD    Z3, Z1, Z1
-	ADDQ      $64, SI
-	DECQ      CX
-	JNZ       slzloop
+	SUM16
+	DECQ CX
+	JNZ  slzloop
 
 	VMOVUPD Z0, (DI)
 	VMOVUPD Z1, 64(DI)
@@ -570,22 +590,26 @@ TEXT ·sqDevLanesAVX512(SB), NOSPLIT, $0-32
 	SHRQ         $4, CX
 
 sdzloop:
-	VCVTPS2PD (SI), Z2
-	VCVTPS2PD 32(SI), Z3
-	VSUBPD    Z8, Z2, Z2
-	VSUBPD    Z8, Z3, Z3
-	VMULPD    Z2, Z2, Z2
-	VMULPD    Z3, Z3, Z3
-	VADDPD    Z2, Z0, Z0
-	VADDPD    Z3, Z1, Z1
-	ADDQ      $64, SI
-	DECQ      CX
-	JNZ       sdzloop
+	SQDEV16(Z8, Z2, Z3, Z0, Z1)
+	DECQ CX
+	JNZ  sdzloop
 
 	VMOVUPD Z0, (DI)
 	VMOVUPD Z1, 64(DI)
 	VZEROUPPER
 	RET
+
+// NORM16 sets the 16 elements at byte offset BX of out (register OUT) to
+// (x-mean)*rstd*gamma + beta, x at X, gamma at R8 and beta at R9, mean in
+// Z6 and rstd in Z7, each operation rounded; it advances BX past them.
+#define NORM16(X, OUT) \
+	VMOVUPS (X)(BX*1), Z0 \
+	VSUBPS  Z6, Z0, Z0 \
+	VMULPS  Z7, Z0, Z0 \
+	VMULPS  (R8)(BX*1), Z0, Z0 \
+	VADDPS  (R9)(BX*1), Z0, Z0 \
+	VMOVUPS Z0, (OUT)(BX*1) \
+	ADDQ    $64, BX
 
 // func normalizeAVX512(out, x, gamma, beta *float32, n int, mean, rstd float32)
 //
@@ -606,15 +630,9 @@ TEXT ·normalizeAVX512(SB), NOSPLIT, $0-48
 	JZ           nmztail
 
 nmzloop:
-	VMOVUPS (SI)(BX*1), Z0
-	VSUBPS  Z6, Z0, Z0
-	VMULPS  Z7, Z0, Z0
-	VMULPS  (R8)(BX*1), Z0, Z0
-	VADDPS  (R9)(BX*1), Z0, Z0
-	VMOVUPS Z0, (DI)(BX*1)
-	ADDQ    $64, BX
-	DECQ    CX
-	JNZ     nmzloop
+	NORM16(SI, DI)
+	DECQ CX
+	JNZ  nmzloop
 
 nmztail:
 	ANDQ      $15, DX
@@ -653,6 +671,18 @@ nmzdone:
 	VMULPD    Z4, Z5, Z5 \
 	VADDPD    Z5, SGX, SGX
 
+// LNGS16 is LNGS8 on 16 elements, the partial sums in Z0-Z1 (sg) and Z2-Z3
+// (sgx), followed by advancing the pointers SI (x), DX (dy), R10 (gamma),
+// R8 (dGamma) and R9 (dBeta) past them.
+#define LNGS16 \
+	LNGS8(0, Z0, Z2) \
+	LNGS8(32, Z1, Z3) \
+	ADDQ $64, SI \
+	ADDQ $64, DX \
+	ADDQ $64, R10 \
+	ADDQ $128, R8 \
+	ADDQ $128, R9
+
 // func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, dBeta *float64, acc *[32]float64)
 //
 // lnGradSumsAVX2 with the partial sums in Z0-Z1 (sg) and Z2-Z3 (sgx); n is
@@ -674,13 +704,7 @@ TEXT ·lnGradSumsAVX512(SB), NOSPLIT, $0-72
 	SHRQ         $4, CX
 
 lgszloop:
-	LNGS8(0, Z0, Z2)
-	LNGS8(32, Z1, Z3)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, R10
-	ADDQ $128, R8
-	ADDQ $128, R9
+	LNGS16
 	DECQ CX
 	JNZ  lgszloop
 
@@ -706,6 +730,17 @@ lgszloop:
 	VMULPD    Z1, Z13, Z1 \
 	VCVTPD2PS Z1, Y1
 
+// LNGX8STEP is LNGX8 on the 8 elements at byte offset I (a register) of x
+// (SI), dy (R9) and gamma (R8), storing the results at the same offset of
+// dx (DI) and advancing I past them.
+#define LNGX8STEP(I) \
+	VMOVUPS (SI)(I*1), Y0 \
+	VMOVUPS (R9)(I*1), Y1 \
+	VMOVUPS (R8)(I*1), Y2 \
+	LNGX8 \
+	VMOVUPS Y1, (DI)(I*1) \
+	ADDQ    $32, I
+
 // func lnGradXAVX512(dx, x, dy, gamma *float32, n int, mean, rstd, mg, mgx float64)
 //
 // lnGradXAVX2 for any n > 0, 8 elements at a time (float64 lanes); the last
@@ -726,14 +761,9 @@ TEXT ·lnGradXAVX512(SB), NOSPLIT, $0-72
 	JZ           lgxztail
 
 lgxzloop:
-	VMOVUPS (SI)(BX*1), Y0
-	VMOVUPS (R9)(BX*1), Y1
-	VMOVUPS (R8)(BX*1), Y2
-	LNGX8
-	VMOVUPS Y1, (DI)(BX*1)
-	ADDQ    $32, BX
-	DECQ    CX
-	JNZ     lgxzloop
+	LNGX8STEP(BX)
+	DECQ CX
+	JNZ  lgxzloop
 
 lgxztail:
 	ANDQ      $7, DX
@@ -863,6 +893,18 @@ sgdone:
 	VZEROUPPER
 	RET
 
+// LANESUM reduces the partial sums in ZA (lanes 0-7) and ZB (lanes 8-15)
+// to XA as reduceLanes does: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
+// s[4:8], then (t0+t2) + (t1+t3). YB and XB are clobbered.
+#define LANESUM(ZA, ZB, YA, YB, XA, XB) \
+	VADDPD        ZB, ZA, ZA \
+	VEXTRACTF64X4 $1, ZA, YB \
+	VADDPD        YB, YA, YA \
+	VEXTRACTF128  $1, YA, XB \
+	VADDPD        XB, XA, XA \
+	VPERMILPD     $1, XA, XB \
+	VADDSD        XB, XA, XA
+
 // func lnGradRowsAVX512(dx, x, dy, gamma *float32, rows, d int, stats, dGamma, dBeta *float64)
 //
 // The LayerNorm backward of rows rows of d elements (d a positive multiple
@@ -903,32 +945,14 @@ lgrrow:
 	SHRQ         $6, CX
 
 lgrsums:
-	LNGS8(0, Z0, Z2)
-	LNGS8(32, Z1, Z3)
-	ADDQ $64, SI
-	ADDQ $64, DX
-	ADDQ $64, R10
-	ADDQ $128, R8
-	ADDQ $128, R9
+	LNGS16
 	DECQ CX
 	JNZ  lgrsums
 
 	// reduceLanes on both: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
 	// s[4:8], then (t0+t2) + (t1+t3); then the means, sg/d and sgx/d.
-	VADDPD        Z1, Z0, Z0
-	VADDPD        Z3, Z2, Z2
-	VEXTRACTF64X4 $1, Z0, Y1
-	VEXTRACTF64X4 $1, Z2, Y3
-	VADDPD        Y1, Y0, Y0
-	VADDPD        Y3, Y2, Y2
-	VEXTRACTF128  $1, Y0, X1
-	VEXTRACTF128  $1, Y2, X3
-	VADDPD        X1, X0, X0
-	VADDPD        X3, X2, X2
-	VPERMILPD     $1, X0, X1
-	VPERMILPD     $1, X2, X3
-	VADDSD        X1, X0, X0
-	VADDSD        X3, X2, X2
+	LANESUM(Z0, Z1, Y0, Y1, X0, X1)
+	LANESUM(Z2, Z3, Y2, Y3, X2, X3)
 	VDIVSD        X8, X0, X0
 	VDIVSD        X8, X2, X2
 	VBROADCASTSD  X0, Z14
@@ -944,14 +968,9 @@ lgrsums:
 	SHRQ $5, CX
 
 lgrx:
-	VMOVUPS (SI)(DX*1), Y0
-	VMOVUPS (R9)(DX*1), Y1
-	VMOVUPS (R8)(DX*1), Y2
-	LNGX8
-	VMOVUPS Y1, (DI)(DX*1)
-	ADDQ    $32, DX
-	DECQ    CX
-	JNZ     lgrx
+	LNGX8STEP(DX)
+	DECQ CX
+	JNZ  lgrx
 
 	ADDQ R11, AX
 	ADDQ R11, BX
@@ -963,18 +982,6 @@ lgrx:
 lgrdone:
 	VZEROUPPER
 	RET
-
-// LANESUM reduces the partial sums in ZA (lanes 0-7) and ZB (lanes 8-15)
-// to XA as reduceLanes does: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
-// s[4:8], then (t0+t2) + (t1+t3). YB and XB are clobbered.
-#define LANESUM(ZA, ZB, YA, YB, XA, XB) \
-	VADDPD        ZB, ZA, ZA \
-	VEXTRACTF64X4 $1, ZA, YB \
-	VADDPD        YB, YA, YA \
-	VEXTRACTF128  $1, YA, XB \
-	VADDPD        XB, XA, XA \
-	VPERMILPD     $1, XA, XB \
-	VADDSD        XB, XA, XA
 
 // func lnRowsAVX512(out, x, gamma, beta *float32, rows, d int, eps float64, stats *float64)
 //
@@ -1009,13 +1016,9 @@ lnrrow:
 	SHRQ   $6, CX
 
 lnrsum:
-	VCVTPS2PD (SI), Z2
-	VCVTPS2PD 32(SI), Z3
-	VADDPD    Z2, Z0, Z0
-	VADDPD    Z3, Z1, Z1
-	ADDQ      $64, SI
-	DECQ      CX
-	JNZ       lnrsum
+	SUM16
+	DECQ CX
+	JNZ  lnrsum
 
 	LANESUM(Z0, Z1, Y0, Y1, X0, X1)
 	VDIVSD       X8, X0, X0
@@ -1029,17 +1032,9 @@ lnrsum:
 	SHRQ   $6, CX
 
 lnrdev:
-	VCVTPS2PD (SI), Z5
-	VCVTPS2PD 32(SI), Z6
-	VSUBPD    Z4, Z5, Z5
-	VSUBPD    Z4, Z6, Z6
-	VMULPD    Z5, Z5, Z5
-	VMULPD    Z6, Z6, Z6
-	VADDPD    Z5, Z1, Z1
-	VADDPD    Z6, Z2, Z2
-	ADDQ      $64, SI
-	DECQ      CX
-	JNZ       lnrdev
+	SQDEV16(Z4, Z5, Z6, Z1, Z2)
+	DECQ CX
+	JNZ  lnrdev
 
 	LANESUM(Z1, Z2, Y1, Y2, X1, X2)
 	VDIVSD  X8, X1, X1
@@ -1065,15 +1060,9 @@ lnrnorm:
 	SHRQ         $6, CX
 
 lnrnormloop:
-	VMOVUPS (AX)(BX*1), Z0
-	VSUBPS  Z6, Z0, Z0
-	VMULPS  Z7, Z0, Z0
-	VMULPS  (R8)(BX*1), Z0, Z0
-	VADDPS  (R9)(BX*1), Z0, Z0
-	VMOVUPS Z0, (R14)(BX*1)
-	ADDQ    $64, BX
-	DECQ    CX
-	JNZ     lnrnormloop
+	NORM16(AX, R14)
+	DECQ CX
+	JNZ  lnrnormloop
 
 	ADDQ R11, AX
 	ADDQ R11, R14
