@@ -3,7 +3,9 @@ package layers
 import "gorgonia.org/tensor"
 
 // Engine returns the tensor engine to give Gorgonia's tape machine
-// (gorgonia.WithEngine) and that this package's op outputs carry: tensor's
+// (gorgonia.WithEngine), if a graph of this package's ops runs on one (the
+// model package runs its graphs op by op instead, with NewAddOp for these
+// sums), and that this package's op outputs carry: tensor's
 // standard engine with one change. Add of two float32 tensors of one shape,
 // into a given result (WithReuse) or into the first operand (UseUnsafe),
 // runs on every core. Gorgonia's backward pass sums the gradients of a node

@@ -155,8 +155,16 @@ func Add(a, b *G.Node) (*G.Node, error) {
 	if !a.Shape().Eq(b.Shape()) {
 		return nil, fmt.Errorf("add: shapes %v and %v differ", a.Shape(), b.Shape())
 	}
-	op := &addOp{opBase{key: "Add", arity: 2, typ: hm.NewFnType(tvA, tvA, tvA)}}
-	return G.ApplyOp(op, a, b)
+	return G.ApplyOp(NewAddOp(), a, b)
+}
+
+// NewAddOp returns the op of Add: a + b for two tensors of one shape, into
+// an output buffer it keeps (or borrows from Buffers). A runner can put it
+// in place of Gorgonia's own addition of same-shape tensors (the sums of
+// gradients that Grad builds), with the same bits: IEEE addition is exact
+// to the bit whichever code performs it.
+func NewAddOp() G.Op {
+	return &addOp{opBase{key: "Add", arity: 2, typ: hm.NewFnType(tvA, tvA, tvA)}}
 }
 
 type addOp struct{ opBase }

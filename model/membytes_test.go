@@ -85,7 +85,8 @@ func TestEvalMemoryFlatInDepth(t *testing.T) {
 }
 
 // A closed training graph's memory is free after one garbage collection
-// (the tape machine's finalizer would otherwise keep it for another).
+// (an earlier build ran training graphs on Gorgonia's tape machine, whose
+// finalizer kept it for another).
 func TestClosedGraphMemoryFreed(t *testing.T) {
 	m, err := New(Config{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: PosALiBi, TrainLen: 128, Seed: 1})
 	if err != nil {

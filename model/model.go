@@ -2,11 +2,10 @@ package model
 
 import (
 	"fmt"
-	"github.com/alibi-go/alibi/layers/position"
 	"math"
-	"runtime"
 
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -121,12 +120,12 @@ func (m *Model) embeddingTable(length int) *tensor.Dense {
 }
 
 // Graph is one compiled forward (and, for training, backward) pass over a
-// batch of sequences of a fixed length. Training graphs run on Gorgonia's
-// tape machine; graphs without gradients (NewGraph without train, and
-// decoding graphs) run their ops directly in order, which leaves the nodes'
-// own Value unset. Read the results of the last Execute with the accessors,
-// which work on every graph: LogitsData and LossValue on any graph,
-// GradData on training graphs (it returns nil on the others).
+// batch of sequences of a fixed length. Every graph runs its ops directly
+// in order (training graphs too: their gradient ops are ops like any
+// other), which leaves the nodes' own Value unset. Read the results of the
+// last Execute with the accessors, which work on every graph: LogitsData
+// and LossValue on any graph, GradData on training graphs (it returns nil
+// on the others).
 type Graph struct {
 	Batch, Len int
 	// Scored > 0 (NewScoringGraph): the logits are those of the last Scored
@@ -142,8 +141,7 @@ type Graph struct {
 	Grads  []*G.Node // d Loss / d Params, for training graphs
 
 	ids, targets []int   // backing of the input nodes, rewritten by Execute
-	vm           G.VM    // training graphs: Gorgonia's tape machine
-	run          *runner // graphs without gradients
+	run          *runner // runs the graph; nil once closed
 	// ran says that the last Execute succeeded; scored, that it had
 	// targets, which LossValue scores.
 	ran, scored bool
@@ -306,11 +304,11 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 			return nil, fmt.Errorf("gradients: %w", err)
 		}
 	}
+	keep := G.Nodes{gr.Logits}
 	if train {
-		gr.vm = G.NewTapeMachine(g, G.WithEngine(layers.Engine()))
-		return gr, nil
+		keep = append(append(keep, gr.Loss), gr.Grads...)
 	}
-	if gr.run, err = newRunner(g); err != nil {
+	if gr.run, err = newRunner(g, keep...); err != nil {
 		return nil, err
 	}
 	return gr, nil
@@ -464,15 +462,11 @@ func (gr *Graph) Execute(ids, targets []int) error {
 	if targets != nil {
 		copy(gr.targets, targets)
 	}
-	if gr.run != nil {
-		if err := gr.run.run(); err != nil {
-			return fmt.Errorf("graph run: %w", err)
-		}
-	} else {
-		gr.vm.Reset()
-		if err := gr.vm.RunAll(); err != nil {
-			return fmt.Errorf("graph run: %w", err)
-		}
+	if gr.run == nil {
+		return fmt.Errorf("graph run: the graph is closed")
+	}
+	if err := gr.run.run(); err != nil {
+		return fmt.Errorf("graph run: %w", err)
 	}
 	if gr.cache != nil {
 		gr.cache.Positions.Advance(gr.Len)
@@ -502,7 +496,7 @@ func (gr *Graph) LossValue() float64 {
 		}
 		return float64(float32(s / float64(len(nll))))
 	}
-	switch v := gr.Loss.Value().Data().(type) {
+	switch v := gr.run.value(gr.Loss).Data().(type) {
 	case float32:
 		return float64(v)
 	case float64:
@@ -517,10 +511,7 @@ func (gr *Graph) LogitsData() []float32 {
 	if !gr.ran {
 		return nil
 	}
-	if gr.run != nil {
-		return gr.run.value(gr.Logits).Data().([]float32)
-	}
-	return gr.Logits.Value().Data().([]float32)
+	return gr.run.value(gr.Logits).Data().([]float32)
 }
 
 // GradData returns the gradient of parameter i (Params[i], Weights.Names[i])
@@ -530,21 +521,14 @@ func (gr *Graph) GradData(i int) []float32 {
 	if !gr.ran || gr.Grads == nil {
 		return nil
 	}
-	return gr.Grads[i].Value().Data().([]float32)
+	return gr.run.value(gr.Grads[i]).Data().([]float32)
 }
 
-// Close releases the graph's machine and its buffers.
+// Close releases the graph's buffers: the accessors then return nothing
+// (nil, or NaN for LossValue) and Execute fails.
 func (gr *Graph) Close() error {
-	if gr.vm == nil {
-		return nil
-	}
-	err := gr.vm.Close()
-	// Gorgonia's tape machine has a finalizer (it frees CUDA resources in
-	// CUDA builds), which Close has just run; left in place, it would keep
-	// the machine, and through it every buffer of the graph, alive for one
-	// more garbage collection after the graph is dropped.
-	runtime.SetFinalizer(gr.vm, nil)
-	return err
+	gr.run, gr.ran = nil, false
+	return nil
 }
 
 // EvalGraphBytes is the memory that an evaluation graph (no gradients) of

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	G "gorgonia.org/gorgonia"
 )
 
 func tinyConfig(pos string) Config {
@@ -143,15 +145,15 @@ func BenchmarkForwardBackwardTiny(b *testing.B) {
 	b.ReportMetric(float64(b.N*batch*cfg.TrainLen)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// A graph without gradients, run op by op (runner), gives the logits of a
-// training graph, run by Gorgonia's tape machine, bit for bit, for every
-// position scheme; and it runs again with new ids, and after the weights
+// A graph without gradients gives the logits of a training graph bit for
+// bit, for every position scheme (both run op by op, on the runner, but the
+// graphs differ); and it runs again with new ids, and after the weights
 // changed in place (as training changes them). With more rows than the
 // vocabulary has tokens, the graph without gradients reads its first
 // layer's queries, keys and values from a table of the vocabulary
 // (foldsFirstLayer; every scheme without an embedding table): the same
 // bits.
-func TestRunnerEqualsTapeMachine(t *testing.T) {
+func TestInferenceEqualsTraining(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, pos := range Schemes() {
 		for _, shape := range [][2]int{{2, 20}, {3, 100}} {
@@ -197,5 +199,57 @@ func TestRunnerEqualsTapeMachine(t *testing.T) {
 			infer.Close()
 			train.Close()
 		}
+	}
+}
+
+// A training graph on the runner, whose ops borrow their outputs from a
+// pool and give them back after their last reader, gives Gorgonia's tape
+// machine's loss, logits and every weight's gradient bit for bit, for every
+// position scheme, on two batches in a row (the second reusing the
+// buffers of the first).
+func TestTrainingRunnerEqualsTapeMachine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, pos := range Schemes() {
+		m := decodeModel(t, pos)
+		const batch, length = 2, 24
+		gr, err := m.NewGraph(batch, length, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := m.NewGraph(batch, length, true) // run by the tape machine below
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := G.NewTapeMachine(ref.Expr, G.WithEngine(layers.Engine()))
+		for run := 0; run < 2; run++ {
+			n := batch * length
+			ids, tg := randomTokens(rng, n, 256), randomTokens(rng, n, 256)
+			if err := gr.Execute(ids, tg); err != nil {
+				t.Fatal(err)
+			}
+			copy(ref.ids, ids)
+			copy(ref.targets, tg)
+			vm.Reset()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := float32(gr.LossValue()), ref.Loss.Value().Data().(float32); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%s run %d: loss %v on the runner, %v on the tape machine", pos, run, got, want)
+			}
+			same := func(what string, got, want []float32) {
+				t.Helper()
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s run %d: %s[%d] = %v on the runner, %v on the tape machine", pos, run, what, i, got[i], want[i])
+					}
+				}
+			}
+			same("logits", gr.LogitsData(), ref.Logits.Value().Data().([]float32))
+			for i, name := range m.Weights.Names {
+				same("gradient of "+name, gr.GradData(i), ref.Grads[i].Value().Data().([]float32))
+			}
+		}
+		vm.Close()
+		gr.Close()
 	}
 }

@@ -2,26 +2,32 @@ package model
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/alibi-go/alibi/layers"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// runner executes a graph without gradients by calling its ops' Do in
-// topological order, each on the values its inputs produced in the same run.
-// Gorgonia's tape machine does the same with more bookkeeping per
-// instruction: a goroutine and a locked OS thread handed over per run,
-// log formatting and allocations per op, which cost as much as the
-// arithmetic of a one-token decoding step. Training graphs keep the tape
-// machine, which also runs the gradient ops and accumulates into the
-// dual values.
+// runner executes a graph by calling its ops' Do in topological order, each
+// on the values its inputs produced in the same run. Gorgonia's tape
+// machine does the same with more bookkeeping per instruction: a goroutine
+// and a locked OS thread handed over per run, log formatting and
+// allocations per op, which cost as much as the arithmetic of a one-token
+// decoding step. A training graph is a graph like any other here: Grad has
+// built its gradients as nodes of our ops, plus Gorgonia's additions where
+// two ops read one node, which the runner replaces with layers.NewAddOp
+// (the same sums, on both cores and into a pooled buffer).
 //
 // The ops borrow their outputs from one layers.Buffers, and each output goes
 // back to it as soon as the last op that reads it has run, so the graph
-// holds the buffers of the most that is live at once, about a layer's worth,
-// not one per op. Only the outputs that no op reads (the logits) are kept
-// after a run.
+// holds the buffers of the most that is live at once, not one per op:
+// about a layer's worth without gradients; in a training graph, the
+// activations the backward pass reads plus a few gradients at a time. The
+// gradients of one op then go on in buffers the previous ones left in
+// the cache, instead of buffers untouched since the previous step. Only
+// the outputs that no op reads, and the ones asked to be kept (the logits,
+// the loss, the weights' gradients), stay readable after a run.
 type runner struct {
 	nodes   []*G.Node
 	ops     []G.Op    // nil for the graph's inputs and constants, read as bound
@@ -33,8 +39,9 @@ type runner struct {
 	buffers *layers.Buffers
 }
 
-// newRunner orders the nodes of g for execution.
-func newRunner(g *G.ExprGraph) (*runner, error) {
+// newRunner orders the nodes of g for execution. The values of keep stay
+// readable after a run even if ops read them.
+func newRunner(g *G.ExprGraph, keep ...*G.Node) (*runner, error) {
 	sorted, err := G.Sort(g)
 	if err != nil {
 		return nil, err
@@ -55,6 +62,9 @@ func newRunner(g *G.ExprGraph) (*runner, error) {
 			continue
 		}
 		r.ops[i] = node.Op()
+		if isGorgoniaAdd(node, children) {
+			r.ops[i] = layers.NewAddOp()
+		}
 		for _, c := range children {
 			j, ok := r.out[c]
 			if !ok {
@@ -65,13 +75,34 @@ func newRunner(g *G.ExprGraph) (*runner, error) {
 		most = max(most, len(children))
 	}
 	r.in = make([]G.Value, 0, most)
-	r.pool()
+	kept := make([]bool, n)
+	for _, node := range keep {
+		if j, ok := r.out[node]; ok {
+			kept[j] = true
+		}
+	}
+	r.pool(kept)
 	return r, nil
+}
+
+// isGorgoniaAdd reports whether node is Gorgonia's own addition of two
+// tensors of one shape and floating-point type: the sum of two gradients
+// of one node, which Grad builds where a node is read by two ops.
+func isGorgoniaAdd(node *G.Node, in []*G.Node) bool {
+	if _, ours := node.Op().(layers.PooledOp); ours || len(in) != 2 {
+		return false
+	}
+	if !strings.HasPrefix(node.Op().String(), "+ ") {
+		return false
+	}
+	dt := node.Dtype()
+	return (dt == tensor.Float32 || dt == tensor.Float64) && in[0].Dtype() == dt && in[1].Dtype() == dt &&
+		in[0].Shape().Eq(node.Shape()) && in[1].Shape().Eq(node.Shape())
 }
 
 // pool makes every op borrow its output from one Buffers and works out,
 // for each op, which outputs it reads for the last time.
-func (r *runner) pool() {
+func (r *runner) pool(kept []bool) {
 	r.buffers = layers.NewBuffers()
 	r.release = make([][]int, len(r.nodes))
 	last := make([]int, len(r.nodes)) // the last reader of each node, or -1
@@ -89,7 +120,7 @@ func (r *runner) pool() {
 			continue // Gorgonia's own ops (none in this model) keep their values
 		}
 		p.UseBuffers(r.buffers)
-		if last[j] >= 0 {
+		if last[j] >= 0 && !kept[j] {
 			r.release[last[j]] = append(r.release[last[j]], j)
 		}
 	}
