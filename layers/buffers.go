@@ -4,13 +4,15 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Buffers lends output buffers to the ops of one graph that runs without
-// gradients, so that memory follows what is live rather than every op the
-// graph has. An op that uses Buffers (see PooledOp) takes its output from
-// the pool on each run; the runner hands it back (ReleaseOutput) once the
-// last op that reads it has run, and a later op of the same element type and
-// size reuses it. An evaluation graph then holds about one layer's buffers,
-// not every layer's: its memory no longer grows with the depth.
+// Buffers lends output buffers to the ops of one graph, so that memory
+// follows what is live rather than every op the graph has. An op that uses
+// Buffers (see PooledOp) takes its output from the pool on each run; the
+// runner hands it back (ReleaseOutput) once the last op that reads it has
+// run, and a later op of the same element type and size reuses it, the most
+// recently returned first (still in the cache). An evaluation graph then
+// holds about one layer's buffers, not every layer's: its memory no longer
+// grows with the depth. A training graph holds the activations its backward
+// pass reads and a few gradients at a time.
 //
 // A lent buffer keeps whatever its last user wrote: every op of this package
 // overwrites all of its output. Buffers is not safe for concurrent use; one
@@ -59,11 +61,11 @@ func (b *Buffers) put(t *tensor.Dense) {
 }
 
 // PooledOp is an op whose output buffer can come from Buffers: every op of
-// this package. A runner of a graph without gradients calls UseBuffers on
-// each op before the first run, and ReleaseOutput on an op once every reader
-// of its output has run in the current run; the op takes a buffer again on
-// its next run. The output of an op that is never released (the graph's
-// logits) stays readable after the run.
+// this package. A graph's runner calls UseBuffers on each op before the
+// first run, and ReleaseOutput on an op once every reader of its output has
+// run in the current run; the op takes a buffer again on its next run. The
+// output of an op that is never released (the logits, a training graph's
+// loss and weight gradients) stays readable after the run.
 type PooledOp interface {
 	// UseBuffers makes the op take its output from b on every run.
 	UseBuffers(b *Buffers)
