@@ -11,8 +11,10 @@
 // one process whose activations were advised and not, stepped in turn
 // (time ratio, above 1 faster with the advice): the tiny config's step
 // median 1.023 (46 of 80 sets of 2 steps faster), the small config's 1.006
-// (15 of 24). The whole process on huge pages (the system switched to
-// "always") measured about 1.02 on both.
+// (15 of 24), where two identical models stepped so gave 0.986 and 1.008:
+// a gain at the edge of this host's noise for the tiny config, none seen
+// for the small one. The whole process on huge pages (the system switched
+// to "always") measured about 1.02 on both.
 //
 // Advise is advice only: it never changes memory's contents, and where
 // the system cannot or will not use huge pages (other systems, huge pages
