@@ -7,7 +7,6 @@ import (
 
 	"github.com/alibi-go/alibi/layers/internal/flash"
 	"github.com/alibi-go/alibi/layers/internal/gemm"
-	"github.com/alibi-go/alibi/layers/internal/hugepage"
 	"github.com/alibi-go/alibi/layers/parallel"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -32,14 +31,10 @@ func parallelChunks(n, minChunk int, fn func(chunk, lo, hi int)) { parallel.Chun
 // decoding step.
 func serial(n, minChunk int) bool { return parallel.NumChunks(n, minChunk) <= 1 }
 
-// resize returns s with length n, reusing its storage when large enough;
-// new storage of a megabyte or more is advised onto huge pages (package
-// hugepage).
+// resize returns s with length n, reusing its storage when large enough.
 func resize[E any](s []E, n int) []E {
 	if cap(s) < n {
-		s = make([]E, n)
-		hugepage.Advise(s)
-		return s
+		return make([]E, n)
 	}
 	return s[:n]
 }
@@ -109,19 +104,9 @@ func (o *opBase) denseAll(vals []G.Value) ([]*tensor.Dense, error) {
 	return o.ins, nil
 }
 
-// newLike allocates a zeroed tensor of the given dtype and shape, its data
-// advised onto huge pages when it is a megabyte or more (package hugepage:
-// the activations a training step passes over then need fewer address
-// translations).
+// newLike allocates a zeroed tensor of the given dtype and shape.
 func newLike(dt tensor.Dtype, shape ...int) *tensor.Dense {
-	t := tensor.New(tensor.Of(dt), tensor.WithShape(shape...), tensor.WithEngine(engine))
-	switch dt {
-	case tensor.Float32:
-		hugepage.Advise(t.Float32s())
-	case tensor.Float64:
-		hugepage.Advise(t.Float64s())
-	}
-	return t
+	return tensor.New(tensor.Of(dt), tensor.WithShape(shape...), tensor.WithEngine(engine))
 }
 
 // scalarValue reads a scalar gradient value (a Gorgonia scalar or a
