@@ -254,6 +254,7 @@ func TestTrainingRunnerEqualsTapeMachine(t *testing.T) {
 			}
 		}
 		vm.Close()
+		ref.Close()
 		gr.Close()
 	}
 }
