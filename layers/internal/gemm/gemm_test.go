@@ -580,3 +580,72 @@ func TestStridedAInPlaceSameBits(t *testing.T) {
 		}
 	})
 }
+
+// The 6x64 tiles (geometry.wide) give every element of C the bits of the
+// 8x32 ones: partial row slivers, column pairs with a single sliver left
+// over, B packed and read in place, beta 0, 1 and other, a fused bias,
+// serial, shared and static threading.
+func TestWideTilesSameBits(t *testing.T) {
+	if Active() != AVX512 {
+		t.Skip("6x64 tiles are an AVX-512 kernel")
+	}
+	g := geom()
+	saved := g.wide
+	defer func() { g.wide = saved }()
+	shapes := []struct {
+		tA, tB  bool
+		m, n, k int
+	}{
+		{false, false, 2048, 384, 128}, {false, true, 2048, 128, 512}, {false, false, 64, 64, 32},
+		{false, true, 64, 128, 32}, {false, false, 37, 160, 70}, {false, false, 5, 64, 300},
+		{true, false, 128, 384, 300}, {false, false, 300, 96, 600}, {false, true, 131, 200, 33},
+		{false, false, 7, 1000, 9}, {true, true, 50, 70, 40},
+	}
+	for _, mode := range []struct {
+		name     string
+		minFlops float64
+		budget   int
+	}{
+		{"default", minParallelFlops, sharedPackBudget},
+		{"shared", 0, sharedPackBudget},
+		{"static", 0, -1},
+	} {
+		withParallelSettings(mode.minFlops, mode.budget, func() {
+			rng := rand.New(rand.NewSource(11))
+			for _, s := range shapes {
+				ar, ac, br, bc := s.m, s.k, s.k, s.n
+				if s.tA {
+					ar, ac = ac, ar
+				}
+				if s.tB {
+					br, bc = bc, br
+				}
+				lda, ldb, ldc := ac+3, bc+1, s.n+5
+				a, b := randSlice(rng, ar*lda), randSlice(rng, br*ldb)
+				bias, c0 := randSlice(rng, s.n), randSlice(rng, s.m*ldc)
+				for _, beta := range []float32{0, 1, -0.75} {
+					for _, th := range []int{1, 2, 3} {
+						var got [2][]float32
+						var fused [2]bool
+						for i, wide := range []bool{false, true} {
+							g.wide = wide
+							got[i] = append([]float32(nil), c0...)
+							if beta == 1 && !s.tA && !s.tB {
+								fused[i] = TrySgemmBias(s.m, s.n, s.k, a, lda, b, ldb, bias, got[i], ldc, th)
+							}
+							if !fused[i] {
+								Sgemm(s.tA, s.tB, s.m, s.n, s.k, 0.5, a, lda, b, ldb, beta, got[i], ldc, th)
+							}
+						}
+						for i := range got[0] {
+							if math.Float32bits(got[0][i]) != math.Float32bits(got[1][i]) {
+								t.Fatalf("%s: %+v beta %v on %d goroutines (bias %v): element %d (row %d) is %v in 8x32 tiles, %v with 6x64",
+									mode.name, s, beta, th, fused[1], i, i/ldc, got[0][i], got[1][i])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
