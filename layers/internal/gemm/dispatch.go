@@ -73,28 +73,12 @@ type geometry struct {
 	// 1024-wide activations are such an A, and without their packing the
 	// products fit the shared path).
 	stridedAInPlace bool
-
-	// wide makes the AVX-512 path compute pairs of full B slivers against
-	// A read in place in 6x64 tiles (kernel6x64) instead of 8x32 ones:
-	// the same arithmetic for each element of C, with 10 loads for 24
-	// multiply-adds per k step instead of 10 for 16. Blocks of rows are
-	// then multiples of 24, which both tile heights divide.
-	wide bool
-}
-
-// rowUnit is the multiple of which blocks and chunks of rows are made: the
-// tile height, or 24 when 6-row tiles run beside 8-row ones.
-func (g *geometry) rowUnit() int {
-	if g.wide {
-		return 24
-	}
-	return g.mr
 }
 
 var geometries = [...]geometry{
 	Portable: {path: Portable, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
 	AVX2:     {path: AVX2, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
-	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512, directMaxK: 1024, sharedRows: 64, wide: true},
+	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512, directMaxK: 1024, sharedRows: 64},
 }
 
 // kernels selects the path the kernels run; tests change it with setPath.

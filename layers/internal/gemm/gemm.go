@@ -15,9 +15,7 @@
 //
 // Three paths implement the micro-kernel and the packing (see Path), and the
 // fastest one the CPU supports is chosen at run time: AVX-512 (8x32 tiles in
-// 16 zmm accumulators; masked loads and stores handle partial tiles; where
-// A is read in place, pairs of full column slivers take 6x64 tiles in 24
-// accumulators instead, with the same arithmetic per element), AVX2
+// 16 zmm accumulators; masked loads and stores handle partial tiles), AVX2
 // with FMA (6x16 tiles in 12 ymm accumulators), and portable Go (6x16), the
 // only path on other architectures and with the purego build tag. The
 // environment variable ALIBI_SIMD=avx2 or ALIBI_SIMD=portable selects a
@@ -391,7 +389,7 @@ type aSource struct {
 // for none) gets each block of C after its last k block.
 func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
 	kc := blockSize(k, g.kcMax, 1)
-	mc := blockSize(m, g.mcMax, g.rowUnit())
+	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
 	directA := g.useDirectA(transA, lda, nc, k)
 	directB := g.useDirectB(transB, m, k)
@@ -461,7 +459,7 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 // every row in place of beta*C.
 func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
 	if g.path == AVX512 {
-		macroKernel8x32(g.wide, mb, nb, kb, alpha, asrc, bsrc, beta, bias, c, ldc, edgeA, edgeB)
+		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, bias, c, ldc, edgeA, edgeB)
 		return
 	}
 	if bias != nil {

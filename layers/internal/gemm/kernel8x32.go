@@ -10,19 +10,8 @@ func colMask(cols int) uint32 { return uint32(uint64(1)<<cols - 1) }
 
 // macroKernel8x32 is macroKernel for the AVX-512 path. With a bias (nb
 // elements; nil for none), C = alpha*op(A)*op(B) + bias in place of beta*C.
-// With wide, A read in place is multiplied by pairs of full B slivers in
-// 6x64 tiles (kernel6x64), and only the columns left over take 8x32 tiles;
-// every element of C gets the same arithmetic either way.
-func macroKernel8x32(wide bool, mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
-	const nr = 32
-	jr := 0
-	if wide && !asrc.packed {
-		jr = macroKernel6x64(mb, nb, kb, alpha, asrc, bsrc, beta, bias, c, ldc, edgeA)
-	}
-	if jr == nb {
-		return
-	}
-	const mr = 8
+func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
+	const mr, nr = 8, 32
 	full := mb / mr * mr // rows covered by full A slivers
 	rem := mb - full
 	nsl := ceilDiv(mb, mr)
@@ -45,10 +34,16 @@ func macroKernel8x32(wide bool, mb, nb, kb int, alpha float32, asrc aSource, bsr
 			// Rows past mb may lie outside a, so pack the partial
 			// sliver, zero-padded.
 			aRem = edgeA[:mr*kb]
-			packEdgeA(asrc, full, rem, mr, kb, aRem)
+			clear(aRem)
+			for i := 0; i < rem; i++ {
+				off := asrc.base + (full+i)*asrc.rs
+				for p := 0; p < kb; p++ {
+					aRem[p*mr+i] = asrc.a[off+p*asrc.cs]
+				}
+			}
 		}
 	}
-	for ; jr < nb; jr += nr {
+	for jr := 0; jr < nb; jr += nr {
 		cols := min(nr, nb-jr)
 		mask := colMask(cols)
 		var bs []float32 // the B sliver: kb rows of nr values, row stride ldb
@@ -83,64 +78,6 @@ func macroKernel8x32(wide bool, mb, nb, kb int, alpha float32, asrc aSource, bsr
 			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], ldb, &ct[full*ldc], ldc, alpha, beta, rem, mask, bp)
 		}
 	}
-}
-
-// packEdgeA packs the rows rows of A read in place from row first on into
-// a zero-padded sliver of mr rows: ap[p*mr+i] is op(A)(first+i, p). Rows
-// past the block may lie outside a, so a partial sliver is never read in
-// place.
-func packEdgeA(asrc aSource, first, rows, mr, kb int, ap []float32) {
-	clear(ap)
-	for i := 0; i < rows; i++ {
-		off := asrc.base + (first+i)*asrc.rs
-		for p := 0; p < kb; p++ {
-			ap[p*mr+i] = asrc.a[off+p*asrc.cs]
-		}
-	}
-}
-
-// macroKernel6x64 computes the columns of a macroKernel8x32 block that
-// pairs of full 32-column B slivers cover, with A read in place, in 6x64
-// tiles; the rows past the last full 6-row sliver take one packed,
-// zero-padded sliver (in edgeA). It returns the first column it left.
-func macroKernel6x64(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA []float32) int {
-	const mr, nr = 6, 64
-	full := mb / mr * mr
-	rem := mb - full
-	var aFull, aRem []float32
-	rs, cs, asl := asrc.rs, asrc.cs, mr*asrc.rs
-	if full > 0 {
-		aFull = asrc.a[asrc.base : asrc.base+(full/mr-1)*asl+(mr-1)*rs+(kb-1)*cs+1]
-	}
-	if rem != 0 && nb >= nr {
-		aRem = edgeA[:mr*kb]
-		packEdgeA(asrc, full, rem, mr, kb, aRem)
-	}
-	jr := 0
-	for ; jr+nr <= nb; jr += nr {
-		// The two B slivers: kb rows of 32 values each, row stride ldb,
-		// the second b2 elements after the first.
-		var bs []float32
-		var b2, ldb int
-		if bsrc.packed {
-			bs, b2, ldb = bsrc.b[jr*kb:jr*kb+nr*kb], nr/2*kb, nr/2
-		} else {
-			base := bsrc.base + jr
-			bs, b2, ldb = bsrc.b[base:base+(kb-1)*bsrc.ld+nr], nr/2, bsrc.ld
-		}
-		ct := c[jr : (mb-1)*ldc+jr+nr]
-		var bp *float32
-		if bias != nil {
-			bp = &bias[jr : jr+nr][0]
-		}
-		if full > 0 {
-			kernel6x64(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], b2, ldb, &ct[0], ldc, alpha, beta, mr, bp)
-		}
-		if rem != 0 {
-			kernel6x64(1, kb, &aRem[0], 1, mr, 0, &bs[0], b2, ldb, &ct[full*ldc], ldc, alpha, beta, rem, bp)
-		}
-	}
-	return jr
 }
 
 // packA8 is packA for the AVX-512 path (8-row slivers).

@@ -51,21 +51,6 @@ func kernel6x16L(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc 
 //go:noescape
 func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
-// kernel6x64 computes nsl vertically adjacent 6x64 tiles of C as kernel8x32
-// computes 8x32 ones, with the same arithmetic for every element of C (so
-// the same bits): for tile s, C[6s:6s+6, 0:64] = alpha*A_s*B +
-// beta*C[6s:6s+6, 0:64], element (i, p) of A_s at a[s*asl + i*rsa + p*csa],
-// B(p, j) at b[p*ldb + j] for j < 32 and at b[b2 + p*ldb + j-32] for j >= 32
-// (two adjacent packed 32-column slivers: b2 = 32*kc, ldb = 32; B read in
-// place: b2 = 32). Only the first rows rows (1 <= rows <= 6) of the last
-// tile are stored; all 64 columns always are. With a bias (not nil: 64
-// values), C = alpha*acc + bias, C is not read and beta is not used.
-// Each k step loads 4 B vectors and broadcasts 6 A values for 24
-// multiply-adds, a third more work per load than kernel8x32's 16 for 10.
-//
-//go:noescape
-func kernel6x64(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, b2, ldb int, c *float32, ldc int, alpha, beta float32, rows int, bias *float32)
-
 // transpose8 transposes the 8 x kb8 block of src (8 rows with stride lds
 // elements, kb8 a multiple of 8) into kb8 rows of 8 floats with stride ldd
 // elements: dst[p*ldd + i] = src[i*lds + p]. It uses AVX only.

@@ -23,11 +23,6 @@ func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int,
 	panic(noAsm)
 }
 
-// kernel6x64 is never called on builds without the assembly kernels.
-func kernel6x64(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, b2, ldb int, c *float32, ldc int, alpha, beta float32, rows int, bias *float32) {
-	panic(noAsm)
-}
-
 // transpose8 is never called on builds without the assembly kernels.
 func transpose8(kb8 int, src *float32, lds int, dst *float32, ldd int) { panic(noAsm) }
 

@@ -99,7 +99,7 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	if g.sharedRows > 0 {
 		rows = g.sharedRows
 	}
-	j.rowChunk = blockSize(m, rows, g.rowUnit())
+	j.rowChunk = blockSize(m, rows, g.mr)
 	j.rowChunks = ceilDiv(m, j.rowChunk)
 	nTiles := j.nPad / g.nr
 	j.colChunks = 1
