@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/alibi-go/alibi/layers"
 	G "gorgonia.org/gorgonia"
@@ -37,6 +38,8 @@ type runner struct {
 	in      []G.Value // scratch: the arguments of one op
 	out     map[*G.Node]int
 	buffers *layers.Buffers
+	timer   OpTimes  // if not nil, where run adds each op's wall time (TimeOps)
+	kinds   []string // each op's kind for timer, set with it
 }
 
 // newRunner orders the nodes of g for execution. The values of keep stay
@@ -176,7 +179,14 @@ func (r *runner) run() error {
 		for _, j := range r.args[i] {
 			in = append(in, r.vals[j])
 		}
+		var start time.Time
+		if r.timer != nil {
+			start = time.Now()
+		}
 		v, err := op.Do(in...)
+		if r.timer != nil {
+			r.timer[r.kinds[i]] += time.Since(start)
+		}
 		if err != nil {
 			return fmt.Errorf("%v: %w", op, err)
 		}

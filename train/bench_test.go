@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alibi-go/alibi/model"
 )
@@ -70,9 +71,34 @@ func BenchmarkTrainStepPrecision(b *testing.B) {
 // the config's own).
 func benchTrainStep(b *testing.B, pos string) { benchTrainStepConfig(b, "../configs/tiny.yaml", pos) }
 
+// BenchmarkTrainStepOps is BenchmarkTrainStepTiny and BenchmarkTrainStepSmall
+// with every op of the graph timed (model.Graph.TimeOps): besides tokens/s
+// and GFLOP/s, it reports each kind of op's wall time a step
+// ("LinearGrad-ms/step", ...) and the rest of the step, outside the graph
+// (clipping and AdamW, "outside-graph-ms/step"). Run with -benchtime 40x
+// (tiny) or 5x (small): where a step's time goes, by the clock.
+func BenchmarkTrainStepOps(b *testing.B) {
+	for _, c := range []struct{ name, path string }{{"tiny", "../configs/tiny.yaml"}, {"small", "../configs/small.yaml"}} {
+		b.Run(c.name, func(b *testing.B) {
+			times := model.OpTimes{}
+			benchTrainStepTimed(b, c.path, "", times)
+			var ops time.Duration
+			for kind, d := range times {
+				ops += d
+				b.ReportMetric(d.Seconds()*1e3/float64(b.N), kind+"-ms/step")
+			}
+			b.ReportMetric((b.Elapsed()-ops).Seconds()*1e3/float64(b.N), "outside-graph-ms/step")
+		})
+	}
+}
+
 // benchTrainStepConfig times the training step of the config at path with
 // the position scheme or precision pos, as benchTrainStep.
-func benchTrainStepConfig(b *testing.B, path, pos string) {
+func benchTrainStepConfig(b *testing.B, path, pos string) { benchTrainStepTimed(b, path, pos, nil) }
+
+// benchTrainStepTimed is benchTrainStepConfig that also adds the wall time
+// of the graph's ops in the timed steps to times (nil: no timing).
+func benchTrainStepTimed(b *testing.B, path, pos string, times model.OpTimes) {
 	cfg, err := LoadConfig(path)
 	if err != nil {
 		b.Fatal(err)
@@ -104,6 +130,7 @@ func benchTrainStepConfig(b *testing.B, path, pos string) {
 	if _, _, err := step.run(x, y, t.Clip, t.LRAt(0)); err != nil {
 		b.Fatal(err)
 	}
+	g.TimeOps(times)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := step.run(x, y, t.Clip, t.LRAt(i)); err != nil {
