@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/train"
@@ -81,4 +84,33 @@ func ExampleGraph_LossValue() {
 	// Output:
 	// 25 targets: loss 5.5252 nats, ln 256 = 5.5452
 	// logits: 6400 = 25 x 256
+}
+
+// Find where a training step's time goes, by the clock: time every op of
+// the graph by kind over a few runs. The times depend on the machine; the
+// kinds are the graph's: print times[kind] for each to see them.
+func ExampleGraph_TimeOps() {
+	m, err := model.New(model.Config{Vocab: 256, DModel: 32, NLayers: 2, NHeads: 4, DFF: 64, Pos: model.PosALiBi, TrainLen: 16, Seed: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	g, err := m.NewGraph(2, 16, true)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Close()
+	ids, targets := make([]int, 32), make([]int, 32)
+	for i := range ids {
+		ids[i], targets[i] = 'a'+i%26, 'a'+(i+1)%26
+	}
+	times := model.OpTimes{}
+	g.TimeOps(times)
+	for range 3 {
+		if err := g.Execute(ids, targets); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(strings.Join(slices.Sorted(maps.Keys(times)), " "))
+	// Output:
+	// Add Attention AttentionGrad CrossEntropy CrossEntropyGrad Embedding EmbeddingGrad LayerNorm LayerNormGrad Linear LinearGrad MLP MLPGrad SumRows
 }
