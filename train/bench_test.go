@@ -74,8 +74,8 @@ func benchTrainStep(b *testing.B, pos string) { benchTrainStepConfig(b, "../conf
 // BenchmarkTrainStepOps is BenchmarkTrainStepTiny and BenchmarkTrainStepSmall
 // with every op of the graph timed (model.Graph.TimeOps): besides tokens/s
 // and GFLOP/s, it reports each kind of op's wall time a step
-// ("LinearGrad-ms/step", ...) and the rest of the step, outside the graph
-// (clipping and AdamW, "outside-graph-ms/step"). Run with -benchtime 40x
+// ("LinearGrad-ms/step", ...) and the rest of the step, outside the ops
+// (clipping, AdamW and the runner's own bookkeeping, "outside-graph-ms/step"). Run with -benchtime 40x
 // (tiny) or 5x (small): where a step's time goes, by the clock.
 func BenchmarkTrainStepOps(b *testing.B) {
 	for _, c := range []struct{ name, path string }{{"tiny", "../configs/tiny.yaml"}, {"small", "../configs/small.yaml"}} {
