@@ -20,6 +20,16 @@ func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
 	vmath.AddTo(row, r[t:t+len(row)])
 }
 
+// AddMax is Add that returns the maximum of the biased row (flash.MaxBias).
+func (b distanceBias[T]) AddMax(h, pos, j0 int, row []T) T {
+	r := b.tables[h]
+	if r == nil {
+		return vmath.MaxOf(row)
+	}
+	t := len(r) - 1 - (pos - j0)
+	return vmath.AddToMax(row, r[t:t+len(row)])
+}
+
 // gradLen is heads x table length; a head without a table has no entries
 // but keeps its place.
 func (b distanceBias[T]) GradLen() int {

@@ -18,6 +18,16 @@ type Bias[T Float] interface {
 	Add(h, pos, j0 int, row []T)
 }
 
+// MaxBias is a Bias that can also return the maximum of the row it has just
+// biased: AddMax(h, pos, j0, row) does what Add does and returns the
+// maximum of the updated row (-Inf if it is empty). The forward pass's
+// softmax needs that maximum, and taking it as the row is biased saves a
+// pass over the row (a tenth of the forward pass at 128 keys).
+type MaxBias[T Float] interface {
+	Bias[T]
+	AddMax(h, pos, j0 int, row []T) T
+}
+
 // TrainableBias is a Bias with trainable entries. Backward passes it dS,
 // the gradient of the loss with respect to the biased scores, which is also
 // the gradient with respect to the bias entries that were added to them.

@@ -77,6 +77,9 @@ func (c *forwardCall[T]) units(wk, lo, hi int) {
 		s, h, qt := u/perSeq, u%perSeq/c.qTiles, u%c.qTiles
 		i0 := qt * c.bq
 		t := head[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias}
+		if t.seq.C == nil {
+			t.maxBias, _ = c.bias.(MaxBias[T])
+		}
 		if c.stats {
 			t.stats = c.work[wk].st
 		}
@@ -113,7 +116,10 @@ type head[T float] struct {
 	dHead int
 	scale T
 	bias  Bias[T]
-	lse   []T // the head's qLen log-sum-exp values
+	// maxBias is bias when it is a MaxBias and the sequence has no
+	// prefix-sum bias (which is added after it), else nil.
+	maxBias MaxBias[T]
+	lse     []T // the head's qLen log-sum-exp values
 	// stats, when not nil, collects the forward pass's Stats (the worker's
 	// partial sums).
 	stats *Stats
@@ -231,6 +237,10 @@ func (t *head[T]) addBias(row []T, pos, j0 int) {
 // returns the factor exp(m_old - m_new) by which the row's output
 // accumulated so far must be rescaled (exactly 1 when the maximum stays).
 func (t *head[T]) softmaxStep(row []T, n, pos, j0 int, m *T, l *float64) T {
+	if t.maxBias != nil {
+		rm := t.maxBias.AddMax(t.h, pos, j0, row[:n])
+		return T(softmaxShift(row[:padInvisible(row, n)], rm, m, l))
+	}
 	t.addBias(row[:n], pos, j0)
 	return T(softmaxBiased(row, n, m, l))
 }
@@ -255,7 +265,13 @@ func (t *head[T]) softmaxStepStats(row []T, n, pos, j0 int, m *T, l *float64, rs
 // returns the rescaling factor in float64.
 func softmaxBiased[T float](row []T, n int, m *T, l *float64) float64 {
 	vis := row[:padInvisible(row, n)]
-	mNew := max(*m, rowMax(vis))
+	return softmaxShift(vis, rowMax(vis), m, l)
+}
+
+// softmaxShift is softmaxBiased once the row has been padded (vis, see
+// padInvisible) and its maximum rm taken.
+func softmaxShift[T float](vis []T, rm T, m *T, l *float64) float64 {
+	mNew := max(*m, rm)
 	if math.IsInf(float64(mNew), -1) { // nothing visible has weight yet
 		clear(vis)
 		return 1

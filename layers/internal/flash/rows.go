@@ -9,16 +9,7 @@ import (
 // Row kernels: float32 with the vmath kernels, float64 in plain Go.
 
 // rowMax returns the maximum of x (-Inf if empty).
-func rowMax[T float](x []T) T {
-	if x32, ok := any(x).([]float32); ok {
-		return T(vmath.Max(x32))
-	}
-	m := T(math.Inf(-1))
-	for _, v := range x {
-		m = max(m, v)
-	}
-	return m
-}
+func rowMax[T float](x []T) T { return vmath.MaxOf(x) }
 
 // expShiftSum sets x[i] = exp(x[i] - shift) and returns the sum of the
 // results (accumulated in float64).

@@ -119,14 +119,37 @@ func Add(dst, a, b []float32) {
 // not needed), for float64 in plain Go, so that the float64 references of
 // the attention kernel and the position biases add rows the same way.
 func AddTo[T ~float32 | ~float64](dst, src []T) {
+	AddToMax(dst, src)
+}
+
+// MaxOf returns the maximum of x (-Inf if it is empty): for float32 with
+// Max, for float64 in plain Go.
+func MaxOf[T ~float32 | ~float64](x []T) T {
+	if x32, ok := any(x).([]float32); ok {
+		return T(Max(x32))
+	}
+	m := T(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}
+
+// AddToMax is AddTo that also returns the maximum of the updated dst (-Inf
+// if it is empty; unspecified if an element is NaN, as for AddMax): the
+// attention's softmax needs the maximum of each biased row, and taking it
+// while the row is in registers saves a pass over it.
+func AddToMax[T ~float32 | ~float64](dst, src []T) T {
 	if d, ok := any(dst).([]float32); ok {
-		AddMax(d, any(src).([]float32))
-		return
+		return T(AddMax(d, any(src).([]float32)))
 	}
 	src = src[:len(dst)]
+	m := T(math.Inf(-1))
 	for i := range dst {
 		dst[i] += src[i]
+		m = max(m, dst[i])
 	}
+	return m
 }
 
 // Max returns the maximum of x, or -Inf if x is empty. If x contains NaN the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -451,6 +452,27 @@ func TestMaxAddMax(t *testing.T) {
 			}
 			if got := Max(x); got != c.want {
 				t.Errorf("Max(%v) = %g, want %g", x, got, c.want)
+			}
+			// The generic forms: float32 through the kernels, float64 in Go.
+			x32 := append([]float32(nil), c.x...)
+			x64, b64 := make([]float64, len(c.x)), make([]float64, len(c.b))
+			for i := range c.x {
+				x64[i], b64[i] = float64(c.x[i]), float64(c.b[i])
+			}
+			if got := AddToMax(x32, c.b); got != c.want || !slices.Equal(x32, x) {
+				t.Errorf("AddToMax(%v, %v) = %g, %v; want %g, %v", c.x, c.b, got, x32, c.want, x)
+			}
+			if got := AddToMax(x64, b64); got != float64(c.want) {
+				t.Errorf("AddToMax in float64 (%v, %v) = %g, want %g", c.x, c.b, got, c.want)
+			}
+			if got := MaxOf(x64); got != float64(c.want) {
+				t.Errorf("MaxOf(%v) = %g, want %g", x64, got, c.want)
+			}
+			for i := range x64 {
+				if float32(x64[i]) != x[i] {
+					t.Errorf("AddToMax in float64 (%v, %v) left %v, want %v", c.x, c.b, x64, x)
+					break
+				}
 			}
 		}
 		// NaN must not crash; the result is unspecified.
