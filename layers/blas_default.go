@@ -40,3 +40,10 @@ type goBLAS struct{ gonum.Implementation }
 func (goBLAS) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	sgemmAll(tA != blas.NoTrans, tB != blas.NoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, nil)
 }
+
+// sgemmSumB sets out = x^T dy (x n x k, dy n x m) on every core and, where
+// the package's kernel packs dy as it goes (gemm.SgemmSumB), sums to the
+// column sums of dy, reporting whether it did.
+func sgemmSumB(n, k, m int, x, dy, out, sums []float32) bool {
+	return fastgemm.SgemmSumB(true, k, m, n, x, k, dy, m, out, m, sums, runtime.GOMAXPROCS(0))
+}

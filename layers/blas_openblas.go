@@ -41,3 +41,10 @@ func sgemmBias(n, m, k int, x, w, b, y []float32, then fastgemm.Epilogue) bool {
 
 // BLASName names the matrix-multiply backend in use.
 func BLASName() string { return "openblas" }
+
+// sgemmSumB sets out = x^T dy with OpenBLAS and reports false: the column
+// sums of dy are taken by their own op.
+func sgemmSumB(n, k, m int, x, dy, out, sums []float32) bool {
+	sgemmAll(true, false, k, m, n, 1, x, k, dy, m, 0, out, m, nil)
+	return false
+}

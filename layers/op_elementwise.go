@@ -219,11 +219,35 @@ func sumRowsOf(dy *G.Node, shape tensor.Shape) (*G.Node, error) {
 	return G.ApplyOp(op, dy)
 }
 
+// biasGradOf is a linear layer's bias gradient, the column sums of dy (N,
+// D) in shape (D), as sumRowsOf; dW is the node of the layer's weight
+// gradient, whose op hands over the sums in from when its product took
+// them while packing dy (see biasSums). dW is an input only so that it
+// runs first.
+func biasGradOf(dy, dW *G.Node, shape tensor.Shape, from *biasSums) (*G.Node, error) {
+	op := &sumRowsOp{opBase: opBase{key: fmt.Sprintf("BiasGrad{%v}", shape), arity: 2,
+		typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(len(shape), tvA))}, shape: shape.Clone(), from: from}
+	return G.ApplyOp(op, dy, dW)
+}
+
+// biasSums carries the column sums of a linear layer's output gradient dy,
+// its bias gradient, from the op of its weight gradient x^T dy, whose
+// product sums dy's columns while it packs dy (gemm.SgemmSumB; float32
+// and fp32 only), to the op of the bias gradient, which then copies them
+// instead of reading dy again. They have the bits that op computes.
+type biasSums struct {
+	sums []float32
+	ok   bool // set by the weight-gradient op of this run
+}
+
 // sumRowsOp sums the rows of dy (N, D) into shape (R, D) by period R.
 type sumRowsOp struct {
 	opBase
 	shape tensor.Shape
-	ones  []float32 // a row of N ones, for the column sums as a product
+	// from, when not nil, may hold the column sums already (see
+	// biasGradOf).
+	from *biasSums
+	ones []float32 // a row of N ones, for the column sums as a product
 	// partial holds sumRows' per-chunk sums between calls, so that a
 	// training step does not allocate them anew (16 MB a step for the
 	// small config's position table).
@@ -241,6 +265,10 @@ func (o *sumRowsOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := o.output(dy.Dtype(), o.shape...)
+	if f := o.from; f != nil && f.ok && dy.Dtype() == tensor.Float32 && len(f.sums) == out.Shape().TotalSize() {
+		copy(elems[float32](out), f.sums)
+		return out, nil
+	}
 	switch dy.Dtype() {
 	case tensor.Float32:
 		g, d := elems[float32](dy), dy.Shape()[1]

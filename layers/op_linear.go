@@ -143,8 +143,15 @@ func (o *linearOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 // be nil: then two nodes) for dy, the gradient of its output.
 func linearGrads(p Precision, x, w, b, dy *G.Node) (G.Nodes, error) {
 	out := G.Nodes{nil, nil}
+	var sums *biasSums
+	if b != nil {
+		sums = &biasSums{}
+	}
 	for i, wrt := range []int{0, 1} {
 		g := &linearGradOp{wrt: wrt, prec: p}
+		if wrt == 1 {
+			g.sums = sums
+		}
 		g.opBase = opBase{key: fmt.Sprintf("LinearGrad{wrt=%d, %v}", wrt, p), arity: 3,
 			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA), tt(2, tvA))}
 		n, err := G.ApplyOp(g, x, w, dy)
@@ -154,7 +161,7 @@ func linearGrads(p Precision, x, w, b, dy *G.Node) (G.Nodes, error) {
 		out[i] = n
 	}
 	if b != nil {
-		db, err := sumRowsOf(dy, b.Shape())
+		db, err := biasGradOf(dy, out[1], b.Shape(), sums)
 		if err != nil {
 			return nil, err
 		}
@@ -169,6 +176,7 @@ type linearGradOp struct {
 	opBase
 	wrt  int
 	prec Precision
+	sums *biasSums // the bias gradient's, for wrt 1 with a bias (else nil)
 }
 
 func (o *linearGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -188,6 +196,10 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 	switch ts[0].Dtype() {
 	case tensor.Float32:
 		x := elems[float32](ts[0])
+		if o.wrt == 1 {
+			weightGrad(o.prec, x, elems[float32](ts[2]), elems[float32](out), n, k, m, o.sums)
+			break
+		}
 		linearBackward(o.prec, o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m, nil)
 	case tensor.Float64:
 		x := elems[float64](ts[0])
@@ -196,6 +208,25 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, ts[0].Dtype())
 	}
 	return out, nil
+}
+
+// weightGrad sets out = x^T dy (x n x k, dy n x m), the weight gradient,
+// in precision p; with sums (nil for none) it also hands the bias gradient
+// over in sums when the product took dy's column sums as it packed dy
+// (float32 in fp32 on the package's kernel), and marks them not taken
+// otherwise.
+func weightGrad(p Precision, x, dy, out []float32, n, k, m int, sums *biasSums) {
+	if sums == nil || p != FP32 {
+		if sums != nil {
+			sums.ok = false
+		}
+		linearBackward(p, 1, x, nil, dy, out, n, k, m, nil)
+		return
+	}
+	if len(sums.sums) != m {
+		sums.sums = make([]float32, m)
+	}
+	sums.ok = sgemmSumB(n, k, m, x, dy, out, sums.sums)
 }
 
 func linearBackward[T float](p Precision, wrt int, x, w, dy, out []T, n, k, m int, then gemm.Epilogue) {

@@ -199,8 +199,12 @@ func (o *mlpOp) DiffWRT(n int) []bool { return allTrue(n) }
 func (o *mlpOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	o.keep = true
 	grads := make(G.Nodes, 2)
+	sums := &biasSums{}
 	for i, part := range []mlpPart{mlpHidden, mlpW2} {
 		g := &mlpGradOp{fwd: o, part: part}
+		if part == mlpW2 {
+			g.sums = sums
+		}
 		g.opBase = opBase{key: fmt.Sprintf("MLPGrad{%v, %v}", part, o.prec), arity: 3,
 			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA), tt(2, tvA))}
 		// The output is an input only to order the two: a and h must
@@ -212,7 +216,7 @@ func (o *mlpOp) SymDiff(in G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		grads[i] = n
 	}
 	da, dW2 := grads[0], grads[1]
-	db2, err := sumRowsOf(grad, in[4].Shape())
+	db2, err := biasGradOf(grad, dW2, in[4].Shape(), sums)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +248,7 @@ type mlpGradOp struct {
 	opBase
 	fwd  *mlpOp
 	part mlpPart
+	sums *biasSums // b2's gradient, for the mlpW2 part (else nil)
 }
 
 func (o *mlpGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -302,8 +307,12 @@ func mlpBackward[T float](o *mlpGradOp, ts []*tensor.Dense, out []T) error {
 		return fmt.Errorf("%s: no hidden activations kept from the forward pass", o.key)
 	}
 	p := o.fwd.prec
-	if o.part == mlpW2 {
-		linearBackward(p, 1, ah, w2, dy, out, n, f, e, nil) // dW2 = h^T dy
+	if o.part == mlpW2 { // dW2 = h^T dy
+		if h32, ok := any(ah).([]float32); ok {
+			weightGrad(p, h32, any(dy).([]float32), any(out).([]float32), n, f, e, o.sums)
+			return nil
+		}
+		linearBackward(p, 1, ah, w2, dy, out, n, f, e, nil)
 		return nil
 	}
 	then := geluGradThen(ah, out, f)

@@ -112,5 +112,5 @@ func ExampleGraph_TimeOps() {
 	}
 	fmt.Println(strings.Join(slices.Sorted(maps.Keys(times)), " "))
 	// Output:
-	// Add Attention AttentionGrad CrossEntropy CrossEntropyGrad Embedding EmbeddingGrad LayerNorm LayerNormGrad Linear LinearGrad MLP MLPGrad SumRows
+	// Add Attention AttentionGrad BiasGrad CrossEntropy CrossEntropyGrad Embedding EmbeddingGrad LayerNorm LayerNormGrad Linear LinearGrad MLP MLPGrad
 }

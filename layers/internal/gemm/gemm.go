@@ -123,7 +123,7 @@ func SgemmThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		finish(then, 0, m, 0, n)
 		return
 	}
-	blocked(g, threaded, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, then)
+	blocked(g, threaded, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, nil, c, ldc, then)
 }
 
 // finish calls then (if any) on a finished block.
@@ -137,19 +137,21 @@ func finish(then Epilogue, i0, i1, j0, j1 int) {
 // static split when threaded (threads goroutines at most), else on the
 // calling goroutine. A bias (nil for none; AVX-512 only) is added to every
 // row in the first k block's stores, in place of beta*C. then (nil for
-// none) is called on finished blocks of C (see SgemmThen).
-func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
+// none) is called on finished blocks of C (see SgemmThen). With sums (n
+// elements; nil for none; AVX-512 with B not transposed only) it reports
+// whether it also set sums to the column sums of op(B) while packing B
+// (see TrySgemmSumB); the shared path and B read in place do not.
+func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, sums, c []float32, ldc int, then Epilogue) bool {
 	if threaded {
 		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then) {
-			return
+			return false
 		}
 		tr, tc := splitGrid(g, m, n, k, threads)
 		if tr*tc > 1 {
-			gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then)
-			return
+			return gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, sums, c, ldc, then)
 		}
 	}
-	gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then)
+	return gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, sums, c, ldc, then)
 }
 
 // TrySgemmBias computes C = A·B + bias for A (m x k) and B (k x n) not
@@ -179,8 +181,32 @@ func TrySgemmBiasThen(m, n, k int, a []float32, lda int, b []float32, ldb int, b
 	if !threaded && useSmallM(false, m) {
 		return false
 	}
-	blocked(g, threaded, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, c, ldc, then)
+	blocked(g, threaded, threads, false, false, m, n, k, 1, a, lda, b, ldb, 1, bias, nil, c, ldc, then)
 	return true
+}
+
+// SgemmSumB computes C = op(A)·B (alpha 1, beta 0, B not transposed) as
+// Sgemm does, and where the product packs B as it goes (the AVX-512 path,
+// B not read in place, the static split or one goroutine: a linear layer's
+// weight gradient X^T dY over a step of more than 1024 tokens), it also
+// sets sums (n elements) to the column sums of B, the sum over k of
+// B[p][j], and reports true. Those sums have the bits of
+// Sgemm(false, false, 1, n, k, 1, ones, k, b, ldb, 0, sums, n, 1) with a
+// row of k ones (the small-M path, which sums in the same k blocks): the
+// bias gradient of the same layer, without a pass of its own over dY. When
+// it reports false, sums is not written and the caller sums B itself. C has
+// the bits of Sgemm either way. It panics as Sgemm does, and if sums is
+// shorter than n.
+func SgemmSumB(transA bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, sums []float32, threads int) bool {
+	CheckArgs(transA, false, m, n, k, a, lda, b, ldb, c, ldc)
+	_ = sums[:n]
+	g := geom()
+	threaded := threads > 1 && 2*float64(m)*float64(n)*float64(k) >= minParallelFlops
+	if g.path != AVX512 || m == 0 || n == 0 || k == 0 || (!threaded && useSmallM(transA, m)) {
+		Sgemm(transA, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, threads)
+		return false
+	}
+	return blocked(g, threaded, threads, transA, false, m, n, k, 1, a, lda, b, ldb, 0, nil, sums[:n], c, ldc, nil)
 }
 
 // CheckArgs panics with a descriptive message if the arguments do not
@@ -269,10 +295,13 @@ func splitGrid(g *geometry, m, n, k, threads int) (tr, tc int) {
 // of parallel.Run (worker 0, the calling goroutine, takes the first). A
 // bias (nil for none) is passed on to each sub-product's columns, and then
 // (nil for none) gets each sub-product's finished blocks at their place in
-// the whole of C.
-func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
+// the whole of C. Column sums (nil for none) are taken by the first row of
+// sub-products, each for its columns; it reports whether they were (the
+// sub-products of a row have the same rows, so all or none take them).
+func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, sums, c []float32, ldc int, then Epilogue) bool {
 	mTiles := ceilDiv(m, g.mr)
 	nTiles := ceilDiv(n, g.nr)
+	summed := false
 	parallel.Run(tr*tc, func(w int) {
 		r, q := w/tc, w%tc
 		i0 := min(m, r*mTiles/tr*g.mr)
@@ -301,8 +330,16 @@ func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha 
 		if then != nil {
 			sthen = func(r0, r1, c0, c1 int) { then(i0+r0, i0+r1, j0+c0, j0+c1) }
 		}
-		gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, c[i0*ldc+j0:], ldc, sthen)
+		var ssums []float32
+		if sums != nil && r == 0 {
+			ssums = sums[j0:j1]
+		}
+		ok := gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, ssums, c[i0*ldc+j0:], ldc, sthen)
+		if w == 0 {
+			summed = ok
+		}
 	})
+	return summed
 }
 
 // workspace holds the packing buffers of one goroutine.
@@ -386,13 +423,19 @@ type aSource struct {
 // gemmSerial computes the product on the calling goroutine. m, n, k > 0 and
 // alpha != 0. A bias (n elements, nil for none; AVX-512 only) is added to
 // every row in the first k block's stores, in place of beta*C. then (nil
-// for none) gets each block of C after its last k block.
-func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) {
+// for none) gets each block of C after its last k block. With sums (n
+// elements; nil for none) on the AVX-512 path with B not transposed, it
+// sets sums to the column sums of B as it packs B, and reports whether it
+// did (not when B is read in place).
+func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, sums, c []float32, ldc int, then Epilogue) bool {
 	kc := blockSize(k, g.kcMax, 1)
 	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
 	directA := g.useDirectA(transA, lda, nc, k)
 	directB := g.useDirectB(transB, m, k)
+	if directB || transB || g.path != AVX512 {
+		sums = nil
+	}
 
 	ws := workspacePool.Get().(*workspace)
 	defer workspacePool.Put(ws)
@@ -423,7 +466,11 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 			if directB {
 				bsrc.base = pc*ldb + jc
 			} else {
-				g.packB(transB, kb, nb, b, ldb, pc, jc, ws.bp)
+				var ps []float32 // the panel's column sums
+				if sums != nil {
+					ps = sums[jc : jc+nb]
+				}
+				g.packB(transB, kb, nb, b, ldb, pc, jc, ws.bp, ps, pc == 0)
 			}
 			bet := beta
 			if pc > 0 {
@@ -447,6 +494,7 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 			}
 		}
 	}
+	return sums != nil
 }
 
 // macroKernel multiplies an mb x kb block of op(A) (packed or in place, see
@@ -481,11 +529,17 @@ func (g *geometry) packA(transA bool, mb, kb int, a []float32, lda, ic, pc int, 
 
 // packB packs the kb x nb panel of op(B) starting at (pc, jc) into bp as
 // consecutive nr-column slivers; within a sliver, the nr values of each k
-// step are contiguous. Columns beyond nb are zero-filled.
-func (g *geometry) packB(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp []float32) {
+// step are contiguous. Columns beyond nb are zero-filled. With sums (nb
+// elements; nil for none, and only on the AVX-512 path with B not
+// transposed) it also sets them to the panel's column sums (first) or adds
+// those to them, as packB32 does.
+func (g *geometry) packB(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp, sums []float32, first bool) {
 	if g.path == AVX512 {
-		packB32(transB, kb, nb, b, ldb, pc, jc, bp)
+		packB32(transB, kb, nb, b, ldb, pc, jc, bp, sums, first)
 		return
+	}
+	if sums != nil {
+		panic("gemm: column sums while packing on the " + g.path.String() + " path")
 	}
 	packB16(g.path == AVX2, transB, kb, nb, b, ldb, pc, jc, bp)
 }

@@ -400,3 +400,57 @@ pb32loop:
 pb32done:
 	VZEROUPPER
 	RET
+
+// func packB32NSum(kb int, src *float32, ldb int, dst *float32, mask uint32, sum *float32, add int)
+//
+// packB32N that also sums the kb rows column by column, each from zero in
+// row order (Z2, Z3), and then stores the sums to sum (add == 0) or adds
+// them to it (sum[j] + s[j]), for the columns in mask only. The arithmetic
+// is that of the small-M kernel (smallN512) on a row of ones: a
+// multiply-add by 1 per row is the same rounding as an addition, and its
+// beta step adds the block's sum to C. MXCSR as in the matrix kernels
+// (subnormal inputs read as zero, subnormal sums are stored as zero).
+TEXT ·packB32NSum(SB), NOSPLIT, $8-56
+	FLUSHDENORMALS
+	MOVQ   kb+0(FP), CX
+	MOVQ   src+8(FP), SI
+	MOVQ   ldb+16(FP), R8
+	SHLQ   $2, R8
+	MOVQ   dst+24(FP), DI
+	MOVL   mask+32(FP), BX
+	KMOVW  BX, K1
+	SHRL   $16, BX
+	KMOVW  BX, K2
+	MOVQ   sum+40(FP), DX
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	TESTQ  CX, CX
+	JZ     pbssums
+
+pbsloop:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	VMOVUPS   Z0, (DI)
+	VMOVUPS   Z1, 64(DI)
+	VADDPS    Z0, Z2, Z2
+	VADDPS    Z1, Z3, Z3
+	ADDQ      R8, SI
+	ADDQ      $128, DI
+	DECQ      CX
+	JNZ       pbsloop
+
+pbssums:
+	MOVQ      add+48(FP), AX
+	TESTQ     AX, AX
+	JZ        pbsstore
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z 64(DX), K2, Z1
+	VADDPS    Z0, Z2, Z2
+	VADDPS    Z1, Z3, Z3
+
+pbsstore:
+	VMOVUPS Z2, K1, (DX)
+	VMOVUPS Z3, K2, 64(DX)
+	VZEROUPPER
+	RESTOREMXCSR
+	RET

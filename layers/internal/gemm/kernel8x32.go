@@ -132,9 +132,16 @@ func packA8(transA bool, mb, kb int, a []float32, lda, ic, pc int, ap []float32)
 	}
 }
 
-// packB32 is packB for the AVX-512 path (32-column slivers).
-func packB32(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp []float32) {
+// packB32 is packB for the AVX-512 path (32-column slivers). With sums
+// (nb elements, B not transposed; nil for none) it also sets them to the
+// column sums of the panel's kb rows (first) or adds those to them (see
+// packB32NSum).
+func packB32(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp, sums []float32, first bool) {
 	const nr = 32
+	add := 1
+	if first {
+		add = 0
+	}
 	for jr := 0; jr < nb; jr += nr {
 		cols := min(nr, nb-jr)
 		dst := bp[jr*kb : jr*kb+nr*kb]
@@ -143,6 +150,11 @@ func packB32(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp []float32
 			// run of columns, copied with masked loads.
 			base := pc*ldb + jc + jr
 			_ = b[base+(kb-1)*ldb+cols-1]
+			if sums != nil {
+				_ = sums[jr+cols-1]
+				packB32NSum(kb, &b[base], ldb, &dst[0], colMask(cols), &sums[jr], add)
+				continue
+			}
 			packB32N(kb, &b[base], ldb, &dst[0], colMask(cols))
 			continue
 		}

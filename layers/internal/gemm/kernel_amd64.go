@@ -72,6 +72,15 @@ func packA8T(kb, nsl int, src *float32, lda int, dst *float32)
 //go:noescape
 func packB32N(kb int, src *float32, ldb int, dst *float32, mask uint32)
 
+// packB32NSum is packB32N that also sums the kb rows of each column in mask,
+// in row order from zero, and sets sum[j] to the column's sum (add == 0) or
+// adds it to sum[j] (add != 0): the bits of the small-M kernel's product of
+// a row of ones with these rows, as one k block of it. Only the columns in
+// mask of sum are written. Subnormal numbers are flushed as in the kernels.
+//
+//go:noescape
+func packB32NSum(kb int, src *float32, ldb int, dst *float32, mask uint32, sum *float32, add int)
+
 // Peak throughput loops, for the benchmarks.
 
 // fmaPeakAVX2 runs n iterations of 12 independent 8-lane FMAs on Y0-Y11

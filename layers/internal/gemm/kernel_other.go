@@ -32,6 +32,11 @@ func packA8T(kb, nsl int, src *float32, lda int, dst *float32) { panic(noAsm) }
 // packB32N is never called on builds without the assembly kernels.
 func packB32N(kb int, src *float32, ldb int, dst *float32, mask uint32) { panic(noAsm) }
 
+// packB32NSum is never called on builds without the assembly kernels.
+func packB32NSum(kb int, src *float32, ldb int, dst *float32, mask uint32, sum *float32, add int) {
+	panic(noAsm)
+}
+
 // fmaPeakAVX2 is never called on builds without the assembly kernels.
 func fmaPeakAVX2(n int) { panic(noAsm) }
 

@@ -192,7 +192,7 @@ func (j *sharedJob) pack(t int) {
 	if r < j.bTasksPerBlock {
 		jc := r * g.nr
 		off := q*j.kc*j.nPad + jc*kb
-		g.packB(j.transB, kb, min(g.nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+g.nr*kb])
+		g.packB(j.transB, kb, min(g.nr, j.n-jc), j.b, j.ldb, pc, jc, j.bp[off:off+g.nr*kb], nil, false)
 		return
 	}
 	ic := (r - j.bTasksPerBlock) * packAGroup * g.mr
