@@ -928,6 +928,27 @@ TEXT ·lnGradRowsAVX512(SB), NOSPLIT, $0-72
 	JZ         lgrdone
 
 lgrrow:
+	// Prefetch the rows of x and dy four rows ahead, a line at a time
+	// (the row is a whole number of lines long). x was written by the
+	// forward pass and comes from beyond L2; its rows cross a 4 KiB page
+	// every 8 rows of 128, where the hardware's prefetch stops. Measured
+	// on an Intel Xeon (family 6, model 207), the tiny model's training
+	// steps with and without, alternating in one process: the
+	// LayerNormGrad ops 1.04x and 1.07x faster (medians of 60 sets of 2
+	// steps, two runs; 8 rows ahead: 1.05x and 1.07x).
+	LEAQ (AX)(R11*4), SI
+	LEAQ (BX)(R11*4), DX
+	MOVQ R11, CX
+	SHRQ $6, CX
+
+lgrpf:
+	PREFETCHT0 (SI)
+	PREFETCHT0 (DX)
+	ADDQ       $64, SI
+	ADDQ       $64, DX
+	DECQ       CX
+	JNZ        lgrpf
+
 	// First pass: dGamma, dBeta and the partial sums sg (Z0, Z1) and
 	// sgx (Z2, Z3).
 	MOVQ         AX, SI
