@@ -333,6 +333,13 @@ trdone:
 //
 // Packs nsl full 8-row slivers of a transposed A block: for each k step p
 // and sliver s, dst[s*8*kb + p*8 + i] = src[p*lda + s*8 + i] for i < 8.
+// It takes two k steps at a time, so that each store writes a whole
+// 64-byte line of a sliver (the 32-byte halves of one k step each were
+// half-line stores to 16 or more streams at once). Measured on an Intel
+// Xeon (family 6, model 207), the weight gradients' A blocks of the tiny
+// and small models (2048 x 128 and 2048 x 512 from memory): 17-20 GB/s
+// against 8-9; the tiny training step about 1.02x faster (two runs of 60
+// alternating sets).
 TEXT ·packA8T(SB), NOSPLIT, $0-40
 	MOVQ  kb+0(FP), CX
 	MOVQ  nsl+8(FP), BX
@@ -341,31 +348,50 @@ TEXT ·packA8T(SB), NOSPLIT, $0-40
 	SHLQ  $2, R8
 	MOVQ  dst+32(FP), DI
 	MOVQ  CX, R9
-	SHLQ  $5, R9 // sliver stride in bytes: 32*kb
-	TESTQ CX, CX
-	JZ    pa8done
+	SHLQ  $5, R9
 	TESTQ BX, BX
-	JZ    pa8done
+	JZ    p2done
+	MOVQ  CX, R13
+	SHRQ  $1, R13
+	JZ    p2odd
 
-pa8row:
+p2row:
 	MOVQ SI, R10
+	LEAQ (SI)(R8*1), R12
 	MOVQ DI, R11
 	MOVQ BX, DX
 
-pa8sl:
+p2sl:
+	VMOVUPS      (R10), Y0
+	VINSERTF64X4 $1, (R12), Z0, Z0
+	VMOVUPS      Z0, (R11)
+	ADDQ         $32, R10
+	ADDQ         $32, R12
+	ADDQ         R9, R11
+	DECQ         DX
+	JNZ          p2sl
+
+	LEAQ (SI)(R8*2), SI
+	ADDQ $64, DI
+	DECQ R13
+	JNZ  p2row
+
+p2odd:
+	TESTQ $1, CX
+	JZ    p2done
+	MOVQ  SI, R10
+	MOVQ  DI, R11
+	MOVQ  BX, DX
+
+p2osl:
 	VMOVUPS (R10), Y0
 	VMOVUPS Y0, (R11)
 	ADDQ    $32, R10
 	ADDQ    R9, R11
 	DECQ    DX
-	JNZ     pa8sl
+	JNZ     p2osl
 
-	ADDQ R8, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  pa8row
-
-pa8done:
+p2done:
 	VZEROUPPER
 	RET
 
