@@ -254,6 +254,47 @@ done:
 	VZEROUPPER
 	RET
 
+// TR8 transposes the 8x8 block of floats in Y0-Y7 (row i in Yi) into
+// Y8-Y15 (column j in Y(8+j)) with AVX shuffles; Y0-Y7 are clobbered.
+#define TR8 \
+	VUNPCKLPS  Y1, Y0, Y8 \
+	VUNPCKHPS  Y1, Y0, Y9 \
+	VUNPCKLPS  Y3, Y2, Y10 \
+	VUNPCKHPS  Y3, Y2, Y11 \
+	VUNPCKLPS  Y5, Y4, Y12 \
+	VUNPCKHPS  Y5, Y4, Y13 \
+	VUNPCKLPS  Y7, Y6, Y14 \
+	VUNPCKHPS  Y7, Y6, Y15 \
+	VSHUFPS    $0x44, Y10, Y8, Y0 \
+	VSHUFPS    $0xEE, Y10, Y8, Y1 \
+	VSHUFPS    $0x44, Y11, Y9, Y2 \
+	VSHUFPS    $0xEE, Y11, Y9, Y3 \
+	VSHUFPS    $0x44, Y14, Y12, Y4 \
+	VSHUFPS    $0xEE, Y14, Y12, Y5 \
+	VSHUFPS    $0x44, Y15, Y13, Y6 \
+	VSHUFPS    $0xEE, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// LOAD8ROWS loads 8 floats from each of the 8 rows at SI (row stride R8
+// bytes, R9 = 3*R8) into Y0-Y7, with R12 as scratch.
+#define LOAD8ROWS \
+	LEAQ    (SI)(R8*4), R12 \
+	VMOVUPS (SI), Y0 \
+	VMOVUPS (SI)(R8*1), Y1 \
+	VMOVUPS (SI)(R8*2), Y2 \
+	VMOVUPS (SI)(R9*1), Y3 \
+	VMOVUPS (R12), Y4 \
+	VMOVUPS (R12)(R8*1), Y5 \
+	VMOVUPS (R12)(R8*2), Y6 \
+	VMOVUPS (R12)(R9*1), Y7
+
 // func transpose8(kb8 int, src *float32, lds int, dst *float32, ldd int)
 //
 // Transposes the 8 x kb8 block of src (8 rows with stride lds elements, kb8
@@ -269,47 +310,12 @@ TEXT ·transpose8(SB), NOSPLIT, $0-40
 	SHLQ $2, R11
 	SHRQ $3, CX
 	JZ   trdone
-	LEAQ (R8)(R8*2), R9   // 3*lds bytes
+	LEAQ (R8)(R8*2), R9    // 3*lds bytes
 	LEAQ (R11)(R11*2), R10 // 3*ldd bytes
 
 trloop:
-	LEAQ    (SI)(R8*4), R12 // row 4
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R8*1), Y1
-	VMOVUPS (SI)(R8*2), Y2
-	VMOVUPS (SI)(R9*1), Y3
-	VMOVUPS (R12), Y4
-	VMOVUPS (R12)(R8*1), Y5
-	VMOVUPS (R12)(R8*2), Y6
-	VMOVUPS (R12)(R9*1), Y7
-
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-
-	VSHUFPS $0x44, Y10, Y8, Y0
-	VSHUFPS $0xEE, Y10, Y8, Y1
-	VSHUFPS $0x44, Y11, Y9, Y2
-	VSHUFPS $0xEE, Y11, Y9, Y3
-	VSHUFPS $0x44, Y14, Y12, Y4
-	VSHUFPS $0xEE, Y14, Y12, Y5
-	VSHUFPS $0x44, Y15, Y13, Y6
-	VSHUFPS $0xEE, Y15, Y13, Y7
-
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y9
-	VPERM2F128 $0x20, Y6, Y2, Y10
-	VPERM2F128 $0x20, Y7, Y3, Y11
-	VPERM2F128 $0x31, Y4, Y0, Y12
-	VPERM2F128 $0x31, Y5, Y1, Y13
-	VPERM2F128 $0x31, Y6, Y2, Y14
-	VPERM2F128 $0x31, Y7, Y3, Y15
-
+	LOAD8ROWS
+	TR8
 	LEAQ    (DI)(R11*4), R12 // dst row 4
 	VMOVUPS Y8, (DI)
 	VMOVUPS Y9, (DI)(R11*1)
@@ -320,12 +326,76 @@ trloop:
 	VMOVUPS Y14, (R12)(R11*2)
 	VMOVUPS Y15, (R12)(R10*1)
 
-	ADDQ $32, SI          // next 8 columns of src
-	LEAQ (DI)(R11*8), DI  // next 8 rows of dst
+	ADDQ $32, SI         // next 8 columns of src
+	LEAQ (DI)(R11*8), DI // next 8 rows of dst
 	DECQ CX
 	JNZ  trloop
 
 trdone:
+	VZEROUPPER
+	RET
+
+// func transpose16(kb8 int, src *float32, lds int, dst *float32, ldd int)
+//
+// transpose8 on 16 rows of src: dst[p*ldd + i] = src[i*lds + p] for i < 16
+// and p < kb8 (a multiple of 8), each row of dst written as one 64-byte
+// store (two 8x8 transposes joined), so that a row of a packed 32-column B
+// sliver is written in two whole lines instead of four half lines.
+TEXT ·transpose16(SB), NOSPLIT, $0-40
+	MOVQ kb8+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R8
+	SHLQ $2, R8
+	MOVQ dst+24(FP), DI
+	MOVQ ldd+32(FP), R11
+	SHLQ $2, R11
+	SHRQ $3, CX
+	JZ   t16done
+	LEAQ (R8)(R8*2), R9    // 3*lds bytes
+	LEAQ (R11)(R11*2), R10 // 3*ldd bytes
+	MOVQ R8, R13
+	SHLQ $3, R13           // 8*lds bytes: rows 8-15
+
+t16loop:
+	LOAD8ROWS
+	TR8
+	VMOVAPS Y8, Y16
+	VMOVAPS Y9, Y17
+	VMOVAPS Y10, Y18
+	VMOVAPS Y11, Y19
+	VMOVAPS Y12, Y20
+	VMOVAPS Y13, Y21
+	VMOVAPS Y14, Y22
+	VMOVAPS Y15, Y23
+	ADDQ    R13, SI
+	LOAD8ROWS
+	SUBQ    R13, SI
+	TR8
+	VINSERTF64X4 $1, Y8, Z16, Z16
+	VINSERTF64X4 $1, Y9, Z17, Z17
+	VINSERTF64X4 $1, Y10, Z18, Z18
+	VINSERTF64X4 $1, Y11, Z19, Z19
+	VINSERTF64X4 $1, Y12, Z20, Z20
+	VINSERTF64X4 $1, Y13, Z21, Z21
+	VINSERTF64X4 $1, Y14, Z22, Z22
+	VINSERTF64X4 $1, Y15, Z23, Z23
+
+	LEAQ    (DI)(R11*4), R12 // dst row 4
+	VMOVUPS Z16, (DI)
+	VMOVUPS Z17, (DI)(R11*1)
+	VMOVUPS Z18, (DI)(R11*2)
+	VMOVUPS Z19, (DI)(R10*1)
+	VMOVUPS Z20, (R12)
+	VMOVUPS Z21, (R12)(R11*1)
+	VMOVUPS Z22, (R12)(R11*2)
+	VMOVUPS Z23, (R12)(R10*1)
+
+	ADDQ $32, SI         // next 8 columns of src
+	LEAQ (DI)(R11*8), DI // next 8 rows of dst
+	DECQ CX
+	JNZ  t16loop
+
+t16done:
 	VZEROUPPER
 	RET
 

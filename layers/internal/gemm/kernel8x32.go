@@ -159,13 +159,29 @@ func packB32(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp, sums []f
 			continue
 		}
 		// op(B)[p][j] = b[j*ldb + p]: each column is contiguous in p.
-		// Groups of 8 full columns are transposed 8x8 at a time.
+		// Groups of 16 full columns are transposed 8 k steps at a time
+		// into whole lines of the sliver, a last group of 8 with 8x8
+		// transposes.
 		if cols < nr {
 			clear(dst)
 		}
 		kb8 := kb &^ 7
 		for j := 0; j < cols; j += 8 {
 			base := (jc+jr+j)*ldb + pc
+			if j+16 <= cols {
+				if kb8 > 0 {
+					_ = b[base+15*ldb+kb8-1]
+					transpose16(kb8, &b[base], ldb, &dst[j], nr)
+				}
+				for jj := 0; jj < 16; jj++ {
+					col := b[base+jj*ldb+kb8 : base+jj*ldb+kb]
+					for p, v := range col {
+						dst[(kb8+p)*nr+j+jj] = v
+					}
+				}
+				j += 8
+				continue
+			}
 			if j+8 > cols {
 				for jj := j; jj < cols; jj++ {
 					col := b[base+(jj-j)*ldb : base+(jj-j)*ldb+kb]

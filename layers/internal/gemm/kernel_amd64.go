@@ -58,6 +58,13 @@ func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int,
 //go:noescape
 func transpose8(kb8 int, src *float32, lds int, dst *float32, ldd int)
 
+// transpose16 is transpose8 on 16 rows of src (dst[p*ldd + i] =
+// src[i*lds + p] for i < 16), each row of dst stored whole (64 bytes).
+// It uses AVX-512.
+//
+//go:noescape
+func transpose16(kb8 int, src *float32, lds int, dst *float32, ldd int)
+
 // packA8T packs nsl full 8-row slivers of a transposed A block: for each k
 // step p and sliver s, dst[s*8*kb+p*8+i] = src[p*lda+s*8+i] for i < 8.
 //

@@ -26,6 +26,9 @@ func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int,
 // transpose8 is never called on builds without the assembly kernels.
 func transpose8(kb8 int, src *float32, lds int, dst *float32, ldd int) { panic(noAsm) }
 
+// transpose16 is never called on builds without the assembly kernels.
+func transpose16(kb8 int, src *float32, lds int, dst *float32, ldd int) { panic(noAsm) }
+
 // packA8T is never called on builds without the assembly kernels.
 func packA8T(kb, nsl int, src *float32, lda int, dst *float32) { panic(noAsm) }
 
