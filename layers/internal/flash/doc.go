@@ -30,7 +30,9 @@
 // added to it.
 //
 // Contracts: the bias B is added by Bias.Add one row of visible keys at a
-// time, never for a masked key; float32 runs the vmath row kernels and the
+// time, never for a masked key (in the forward pass by MaxBias.AddMax when
+// the bias has it, which also returns the biased row's maximum for the
+// softmax); float32 runs the vmath row kernels and the
 // gemm package's single-goroutine Sgemm, float64 (gradient checks) plain Go
 // and gonum's Dgemm. In float32 the products and the softmax's gradient
 // flush subnormal numbers to zero (a probability of a distant key times a

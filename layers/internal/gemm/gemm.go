@@ -45,6 +45,12 @@
 // whether its product has one row or many; with B transposed the dot
 // products are summed in another order.
 //
+// Two variants fold work into the product: TrySgemmBias adds a bias row in
+// the kernel's stores (a linear layer's forward product), and SgemmSumB
+// sums B's columns while it packs B (a linear layer's weight gradient
+// x^T dy, which then gives the bias gradient too, with the bits of a
+// separate product of a row of ones).
+//
 // Sgemm can optionally use several goroutines. With threads <= 1 it runs
 // entirely on the calling goroutine, which is the right choice when the
 // caller already parallelises over independent products (for example one
