@@ -115,6 +115,9 @@ func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], 
 		}
 	}
 	for j0 := 0; j0 < kLen; j0 += bk {
+		kAll := min(bk, kLen-j0) // keys of the tile seen by the last query tile
+		w.kT.pack(dh, kAll, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK)
+		w.vT.pack(dh, kAll, sq.V[sq.VAt(j0, t.h, dh):], sq.LdV)
 		seen := 0 // keys j0..j0+seen-1 hold gradients already
 		for i0 := max(0, j0-sq.Offset); i0 < qLen; i0 += bq {
 			i1 := min(qLen, i0+bq)
@@ -133,7 +136,7 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool,
 	sq, c, dh := t.seq, t.col(), t.dHead
 	nr := i1 - i0
 	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
-	t.scores(p, ld, i0, nr, j0, kn)
+	gemmT(nr, kn, t.scale, sq.Q[i0*sq.LdQ+c:], sq.LdQ, &w.kT, 0, p, ld) // the scores, as t.scores
 	for r := 0; r < nr; r++ {
 		pos := sq.Offset + i0 + r
 		row := p[r*ld : r*ld+kn]
@@ -147,7 +150,7 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool,
 	}
 	do := g.DO[i0*g.LdDO+c:]
 	keysAT(kn, dh, nr, seen, 1, p, ld, do, g.LdDO, g.DV[j0*g.LdDV+c:], g.LdDV)
-	Gemm(false, true, nr, kn, dh, 1, do, g.LdDO, sq.V[sq.VAt(j0, t.h, dh):], sq.LdV, 0, dp, ld)
+	gemmT(nr, kn, 1, do, g.LdDO, &w.vT, 0, dp, ld) // dP = dO V^T
 	for r := 0; r < nr; r++ {
 		pos := sq.Offset + i0 + r
 		n := visible(pos, j0, kn)

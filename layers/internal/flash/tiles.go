@@ -71,6 +71,9 @@ type workerBuffers[T float] struct {
 	sc, ex []float64
 	rs     []rowStats
 	st     *Stats
+	// The backward pass's keys and values of one key tile, transposed
+	// once for all the query tiles that see them.
+	kT, vT packedT[T]
 }
 
 // scratchFrom returns the scratch kept in *scratch (or a new one when

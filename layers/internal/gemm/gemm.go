@@ -157,7 +157,7 @@ func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n,
 			return gridSplit(g, tr, tc, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, sums, c, ldc, then)
 		}
 	}
-	return gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, sums, c, ldc, then)
+	return gemmSerial(g, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, sums, c, ldc, then, nil)
 }
 
 // TrySgemmBias computes C = A·B + bias for A (m x k) and B (k x n) not
@@ -340,7 +340,7 @@ func gridSplit(g *geometry, tr, tc int, transA, transB bool, m, n, k int, alpha 
 		if sums != nil && r == 0 {
 			ssums = sums[j0:j1]
 		}
-		ok := gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, ssums, c[i0*ldc+j0:], ldc, sthen)
+		ok := gemmSerial(g, transA, transB, i1-i0, j1-j0, k, alpha, sa, lda, sb, ldb, beta, sbias, ssums, c[i0*ldc+j0:], ldc, sthen, nil)
 		if w == 0 {
 			summed = ok
 		}
@@ -433,13 +433,16 @@ type aSource struct {
 // elements; nil for none) on the AVX-512 path with B not transposed, it
 // sets sums to the column sums of B as it packs B, and reports whether it
 // did (not when B is read in place).
-func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, sums, c []float32, ldc int, then Epilogue) bool {
+//
+// A panel (nil for none) is op(B) already packed for all n columns in one
+// k block (see PackedB), used in place of packing B.
+func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, sums, c []float32, ldc int, then Epilogue, panel []float32) bool {
 	kc := blockSize(k, g.kcMax, 1)
 	mc := blockSize(m, g.mcMax, g.mr)
 	nc := blockSize(n, g.ncMax, g.nr)
 	directA := g.useDirectA(transA, lda, nc, k)
-	directB := g.useDirectB(transB, m, k)
-	if directB || transB || g.path != AVX512 {
+	directB := g.useDirectB(transB, m, k) && panel == nil
+	if directB || transB || g.path != AVX512 || panel != nil {
 		sums = nil
 	}
 
@@ -451,9 +454,12 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 		ws.ap = grow(ws.ap, min(mc, ceilDiv(m, g.mr)*g.mr)*kc)
 	}
 	bsrc := bSource{b: b, ld: ldb}
-	if directB {
+	switch {
+	case directB:
 		ws.edgeB = grow(ws.edgeB, g.nr*kc)
-	} else {
+	case panel != nil:
+		bsrc = bSource{b: panel, ld: g.nr, packed: true}
+	default:
 		ws.bp = grow(ws.bp, min(nc, ceilDiv(n, g.nr)*g.nr)*kc)
 		bsrc = bSource{b: ws.bp, ld: g.nr, packed: true}
 	}
@@ -469,9 +475,11 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			if directB {
+			switch {
+			case directB:
 				bsrc.base = pc*ldb + jc
-			} else {
+			case panel != nil: // one panel, one k block: packed already
+			default:
 				var ps []float32 // the panel's column sums
 				if sums != nil {
 					ps = sums[jc : jc+nb]
