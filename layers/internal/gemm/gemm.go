@@ -49,7 +49,9 @@
 // the kernel's stores (a linear layer's forward product), and SgemmSumB
 // sums B's columns while it packs B (a linear layer's weight gradient
 // x^T dy, which then gives the bias gradient too, with the bits of a
-// separate product of a row of ones).
+// separate product of a row of ones). PackedB packs a B once for several
+// products on one goroutine that share it (SgemmPackedB), such as an
+// attention head's keys for each of its query tiles.
 //
 // Sgemm can optionally use several goroutines. With threads <= 1 it runs
 // entirely on the calling goroutine, which is the right choice when the
