@@ -295,6 +295,19 @@ done:
 	VMOVUPS (R12)(R8*2), Y6 \
 	VMOVUPS (R12)(R9*1), Y7
 
+// STORE8ROWS stores R0-R7 to the 8 rows at DI (row stride R11 bytes, R10
+// = 3*R11), with R12 as scratch.
+#define STORE8ROWS(R0, R1, R2, R3, R4, R5, R6, R7) \
+	LEAQ    (DI)(R11*4), R12 \
+	VMOVUPS R0, (DI) \
+	VMOVUPS R1, (DI)(R11*1) \
+	VMOVUPS R2, (DI)(R11*2) \
+	VMOVUPS R3, (DI)(R10*1) \
+	VMOVUPS R4, (R12) \
+	VMOVUPS R5, (R12)(R11*1) \
+	VMOVUPS R6, (R12)(R11*2) \
+	VMOVUPS R7, (R12)(R10*1)
+
 // func transpose8(kb8 int, src *float32, lds int, dst *float32, ldd int)
 //
 // Transposes the 8 x kb8 block of src (8 rows with stride lds elements, kb8
@@ -316,15 +329,7 @@ TEXT ·transpose8(SB), NOSPLIT, $0-40
 trloop:
 	LOAD8ROWS
 	TR8
-	LEAQ    (DI)(R11*4), R12 // dst row 4
-	VMOVUPS Y8, (DI)
-	VMOVUPS Y9, (DI)(R11*1)
-	VMOVUPS Y10, (DI)(R11*2)
-	VMOVUPS Y11, (DI)(R10*1)
-	VMOVUPS Y12, (R12)
-	VMOVUPS Y13, (R12)(R11*1)
-	VMOVUPS Y14, (R12)(R11*2)
-	VMOVUPS Y15, (R12)(R10*1)
+	STORE8ROWS(Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
 
 	ADDQ $32, SI         // next 8 columns of src
 	LEAQ (DI)(R11*8), DI // next 8 rows of dst
@@ -380,15 +385,7 @@ t16loop:
 	VINSERTF64X4 $1, Y14, Z22, Z22
 	VINSERTF64X4 $1, Y15, Z23, Z23
 
-	LEAQ    (DI)(R11*4), R12 // dst row 4
-	VMOVUPS Z16, (DI)
-	VMOVUPS Z17, (DI)(R11*1)
-	VMOVUPS Z18, (DI)(R11*2)
-	VMOVUPS Z19, (DI)(R10*1)
-	VMOVUPS Z20, (R12)
-	VMOVUPS Z21, (R12)(R11*1)
-	VMOVUPS Z22, (R12)(R11*2)
-	VMOVUPS Z23, (R12)(R10*1)
+	STORE8ROWS(Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23)
 
 	ADDQ $32, SI         // next 8 columns of src
 	LEAQ (DI)(R11*8), DI // next 8 rows of dst

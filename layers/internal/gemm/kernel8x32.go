@@ -132,6 +132,19 @@ func packA8(transA bool, mb, kb int, a []float32, lda, ic, pc int, ap []float32)
 	}
 }
 
+// copyColumns sets dst[p*nr+j+jj] = b[base+jj*ldb+p] for jj < ncols and
+// p0 <= p < p1: columns of transposed B packed one value at a time (the k
+// steps past the transposes' multiple of 8, and a last group of fewer
+// than 8 columns).
+func copyColumns(dst []float32, nr, j int, b []float32, base, ldb, ncols, p0, p1 int) {
+	for jj := 0; jj < ncols; jj++ {
+		col := b[base+jj*ldb+p0 : base+jj*ldb+p1]
+		for p, v := range col {
+			dst[(p0+p)*nr+j+jj] = v
+		}
+	}
+}
+
 // packB32 is packB for the AVX-512 path (32-column slivers). With sums
 // (nb elements, B not transposed; nil for none) it also sets them to the
 // column sums of the panel's kb rows (first) or adds those to them (see
@@ -173,34 +186,19 @@ func packB32(transB bool, kb, nb int, b []float32, ldb, pc, jc int, bp, sums []f
 					_ = b[base+15*ldb+kb8-1]
 					transpose16(kb8, &b[base], ldb, &dst[j], nr)
 				}
-				for jj := 0; jj < 16; jj++ {
-					col := b[base+jj*ldb+kb8 : base+jj*ldb+kb]
-					for p, v := range col {
-						dst[(kb8+p)*nr+j+jj] = v
-					}
-				}
+				copyColumns(dst, nr, j, b, base, ldb, 16, kb8, kb)
 				j += 8
 				continue
 			}
 			if j+8 > cols {
-				for jj := j; jj < cols; jj++ {
-					col := b[base+(jj-j)*ldb : base+(jj-j)*ldb+kb]
-					for p, v := range col {
-						dst[p*nr+jj] = v
-					}
-				}
+				copyColumns(dst, nr, j, b, base, ldb, cols-j, 0, kb)
 				break
 			}
 			if kb8 > 0 {
 				_ = b[base+7*ldb+kb8-1]
 				transpose8(kb8, &b[base], ldb, &dst[j], nr)
 			}
-			for jj := 0; jj < 8; jj++ {
-				col := b[base+jj*ldb+kb8 : base+jj*ldb+kb]
-				for p, v := range col {
-					dst[(kb8+p)*nr+j+jj] = v
-				}
-			}
+			copyColumns(dst, nr, j, b, base, ldb, 8, kb8, kb)
 		}
 	}
 }
