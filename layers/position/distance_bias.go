@@ -11,23 +11,27 @@ type distanceBias[T float] struct {
 	tables [][]T
 }
 
-func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
+// first returns the index in head h's table of the bias of key j0 for the
+// query at pos (the row's first key is the farthest), and whether the head
+// has a table.
+func (b distanceBias[T]) first(h, pos, j0 int) (int, bool) {
 	r := b.tables[h]
-	if r == nil {
-		return
+	return len(r) - 1 - (pos - j0), r != nil
+}
+
+func (b distanceBias[T]) Add(h, pos, j0 int, row []T) {
+	if t, ok := b.first(h, pos, j0); ok {
+		vmath.AddTo(row, b.tables[h][t:t+len(row)])
 	}
-	t := len(r) - 1 - (pos - j0) // the row's first key is the farthest
-	vmath.AddTo(row, r[t:t+len(row)])
 }
 
 // AddMax is Add that returns the maximum of the biased row (flash.MaxBias).
 func (b distanceBias[T]) AddMax(h, pos, j0 int, row []T) T {
-	r := b.tables[h]
-	if r == nil {
+	t, ok := b.first(h, pos, j0)
+	if !ok {
 		return vmath.MaxOf(row)
 	}
-	t := len(r) - 1 - (pos - j0)
-	return vmath.AddToMax(row, r[t:t+len(row)])
+	return vmath.AddToMax(row, b.tables[h][t:t+len(row)])
 }
 
 // gradLen is heads x table length; a head without a table has no entries
@@ -41,11 +45,10 @@ func (b distanceBias[T]) GradLen() int {
 }
 
 func (b distanceBias[T]) Accumulate(acc []T, h, pos, j0 int, ds []T) {
-	r := b.tables[h]
-	if r == nil {
+	t, ok := b.first(h, pos, j0)
+	if !ok {
 		return
 	}
 	n := len(acc) / len(b.tables)
-	t := len(r) - 1 - (pos - j0)
 	vmath.AddTo(acc[h*n+t:h*n+t+len(ds)], ds)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/alibi-go/alibi/layers/parallel"
 )
 
@@ -265,7 +266,7 @@ func (t *head[T]) softmaxStepStats(row []T, n, pos, j0 int, m *T, l *float64, rs
 // returns the rescaling factor in float64.
 func softmaxBiased[T float](row []T, n int, m *T, l *float64) float64 {
 	vis := row[:padInvisible(row, n)]
-	return softmaxShift(vis, rowMax(vis), m, l)
+	return softmaxShift(vis, vmath.MaxOf(vis), m, l)
 }
 
 // softmaxShift is softmaxBiased once the row has been padded (vis, see

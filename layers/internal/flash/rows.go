@@ -8,9 +8,6 @@ import (
 
 // Row kernels: float32 with the vmath kernels, float64 in plain Go.
 
-// rowMax returns the maximum of x (-Inf if empty).
-func rowMax[T float](x []T) T { return vmath.MaxOf(x) }
-
 // expShiftSum sets x[i] = exp(x[i] - shift) and returns the sum of the
 // results (accumulated in float64).
 func expShiftSum[T float](x []T, shift T) float64 {

@@ -148,7 +148,7 @@ func finish(then Epilogue, i0, i1, j0, j1 int) {
 // none) is called on finished blocks of C (see SgemmThen). With sums (n
 // elements; nil for none; AVX-512 with B not transposed only) it reports
 // whether it also set sums to the column sums of op(B) while packing B
-// (see TrySgemmSumB); the shared path and B read in place do not.
+// (see SgemmSumB); the shared path and B read in place do not.
 func blocked(g *geometry, threaded bool, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, sums, c []float32, ldc int, then Epilogue) bool {
 	if threaded {
 		if trySharedParallel(g, threads, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, then) {
