@@ -97,6 +97,10 @@ func (o *layerNormOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	if err != nil {
 		return nil, err
 	}
+	if lin, ok := grad.Op().(*linearGradOp); ok && lin.wrt == 0 && lin.ln == nil {
+		lin.ln = &lnAfter{lin: lin, ln: bx} // the backward in lin's epilogue
+		bx.after = lin.ln
+	}
 	out := G.Nodes{dx, nil, nil}
 	for i, name := range []string{"gamma", "beta"} {
 		b := &layerNormGradOp{fwd: o, wrt: i + 1}
@@ -160,8 +164,9 @@ func lnRows[T float](x, gamma, beta, out []T, d int, stats []float64, lo, hi int
 // layerNormGradOp computes the gradient of x (wrt 0), gamma (1) or beta (2).
 type layerNormGradOp struct {
 	opBase
-	fwd *layerNormOp
-	wrt int
+	fwd   *layerNormOp
+	wrt   int
+	after *lnAfter // for wrt 0, when the product before it runs its backward (else nil)
 }
 
 func (o *layerNormGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -203,6 +208,11 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 		}
 		return out, nil
 	}
+	if o.after != nil {
+		if out, err := o.after.take(ts); out != nil || err != nil {
+			return out, err
+		}
+	}
 	if len(o.fwd.stats) != 2*rows {
 		return nil, fmt.Errorf("%s: no statistics kept from the forward pass", o.key)
 	}
@@ -237,43 +247,54 @@ func convert(src []float64, dst []float32) {
 // the column sums as per-chunk partial sums added in chunk order, so the
 // result is reproducible. float32 rows use the vmath kernels: the same
 // arithmetic, except that the row sums are taken in 16 interleaved partial
-// sums.
+// sums. dx may be dy.
 func lnBackward[T float](x, gamma, dy, dx []T, d int, stats, dGamma, dBeta []float64) {
 	rows := len(x) / d
-	chunks := parallel.NumChunks(rows, 64)
-	partial := make([]float64, 2*chunks*d)
-	x32, is32 := any(x).([]float32)
-	var g32, dy32, dx32 []float32
-	if is32 {
-		g32, dy32, dx32 = any(gamma).([]float32), any(dy).([]float32), any(dx).([]float32)
+	partial := make([]float64, 2*parallel.NumChunks(rows, lnChunk)*d)
+	parallelChunks(rows, lnChunk, func(c, lo, hi int) { lnGradChunk(x, gamma, dy, dx, d, stats, partial, c, lo, hi) })
+	lnGradSums(partial, d, dGamma, dBeta)
+}
+
+// lnChunk is the least number of rows of a chunk of the LayerNorm
+// backward, whose chunks fix the order of dgamma's and dbeta's sums.
+const lnChunk = 64
+
+// lnGradChunk is the LayerNorm backward of rows lo..hi-1, chunk c: it sets
+// their dx and adds their terms of dgamma and dbeta, row after row, to the
+// chunk's partial sums in partial (2d elements a chunk, zero before).
+func lnGradChunk[T float](x, gamma, dy, dx []T, d int, stats, partial []float64, c, lo, hi int) {
+	pg, pb := partial[2*c*d:(2*c+1)*d], partial[(2*c+1)*d:(2*c+2)*d]
+	if x32, ok := any(x).([]float32); ok {
+		g32, dy32, dx32 := any(gamma).([]float32), any(dy).([]float32), any(dx).([]float32)
+		vmath.LayerNormGradRows(dx32[lo*d:hi*d], x32[lo*d:hi*d], dy32[lo*d:hi*d], g32, d, stats[2*lo:2*hi], pg, pb)
+		return
 	}
-	parallelChunks(rows, 64, func(c, lo, hi int) {
-		pg, pb := partial[2*c*d:(2*c+1)*d], partial[(2*c+1)*d:(2*c+2)*d]
-		if is32 {
-			vmath.LayerNormGradRows(dx32[lo*d:hi*d], x32[lo*d:hi*d], dy32[lo*d:hi*d], g32, d, stats[2*lo:2*hi], pg, pb)
-			return
+	for r := lo; r < hi; r++ {
+		mean, rstd := stats[2*r], stats[2*r+1]
+		xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
+		var mg, mgx float64
+		for j, v := range xr {
+			xh := (float64(v) - mean) * rstd
+			g := float64(gr[j])
+			pg[j] += g * xh
+			pb[j] += g
+			g *= float64(gamma[j])
+			mg += g
+			mgx += g * xh
 		}
-		for r := lo; r < hi; r++ {
-			mean, rstd := stats[2*r], stats[2*r+1]
-			xr, gr, or := x[r*d:(r+1)*d], dy[r*d:(r+1)*d], dx[r*d:(r+1)*d]
-			var mg, mgx float64
-			for j, v := range xr {
-				xh := (float64(v) - mean) * rstd
-				g := float64(gr[j])
-				pg[j] += g * xh
-				pb[j] += g
-				g *= float64(gamma[j])
-				mg += g
-				mgx += g * xh
-			}
-			mg /= float64(d)
-			mgx /= float64(d)
-			for j, v := range xr {
-				xh := (float64(v) - mean) * rstd
-				or[j] = T(rstd * (float64(gr[j])*float64(gamma[j]) - mg - xh*mgx))
-			}
+		mg /= float64(d)
+		mgx /= float64(d)
+		for j, v := range xr {
+			xh := (float64(v) - mean) * rstd
+			or[j] = T(rstd * (float64(gr[j])*float64(gamma[j]) - mg - xh*mgx))
 		}
-	})
+	}
+}
+
+// lnGradSums sets dGamma and dBeta (d elements each) to the sums of the
+// chunks' partial sums, in chunk order.
+func lnGradSums(partial []float64, d int, dGamma, dBeta []float64) {
+	chunks := len(partial) / (2 * d)
 	for j := 0; j < d; j++ {
 		var sg, sb float64
 		for c := 0; c < chunks; c++ {

@@ -177,6 +177,7 @@ type linearGradOp struct {
 	wrt  int
 	prec Precision
 	sums *biasSums // the bias gradient's, for wrt 1 with a bias (else nil)
+	ln   *lnAfter  // for wrt 0, the LayerNorm backward to run in its epilogue (else nil)
 }
 
 func (o *linearGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -198,6 +199,11 @@ func (o *linearGradOp) Do(vals ...G.Value) (G.Value, error) {
 		x := elems[float32](ts[0])
 		if o.wrt == 1 {
 			weightGrad(o.prec, x, elems[float32](ts[2]), elems[float32](out), n, k, m, o.sums)
+			break
+		}
+		if o.ln != nil && o.ln.start(out) {
+			linearBackward(o.prec, 0, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m, o.ln.then)
+			o.ln.finish(out)
 			break
 		}
 		linearBackward(o.prec, o.wrt, x, elems[float32](ts[1]), elems[float32](ts[2]), elems[float32](out), n, k, m, nil)
