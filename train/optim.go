@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"sort"
 
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/layers/parallel"
@@ -71,13 +72,7 @@ const pieceLen = 16384
 // depend only on the slices' lengths, so per-piece partial sums added in
 // piece order give the same result on any machine.
 func forPieces(xs [][]float32, fn func(k, i, lo, hi int)) {
-	type piece struct{ i, lo, hi int }
-	var ps []piece
-	for i, x := range xs {
-		for lo := 0; lo < len(x); lo += pieceLen {
-			ps = append(ps, piece{i, lo, min(lo+pieceLen, len(x))})
-		}
-	}
+	ps := cutPieces(xs)
 	parallel.Chunks(len(ps), 1, func(_, first, end int) {
 		for k := first; k < end; k++ {
 			fn(k, ps[k].i, ps[k].lo, ps[k].hi)
@@ -85,24 +80,76 @@ func forPieces(xs [][]float32, fn func(k, i, lo, hi int)) {
 	})
 }
 
-// GlobalNorm is the L2 norm of all gradients together.
-func GlobalNorm(grads [][]float32) float64 {
-	var partial []float64
-	for _, g := range grads {
-		partial = append(partial, make([]float64, (len(g)+pieceLen-1)/pieceLen)...)
-	}
-	forPieces(grads, func(k, i, lo, hi int) {
-		var s float64
-		for _, v := range grads[i][lo:hi] {
-			s += float64(v) * float64(v)
+// piece is xs[i][lo:hi] of forPieces.
+type piece struct{ i, lo, hi int }
+
+// cutPieces lists the pieces of forPieces, in order.
+func cutPieces(xs [][]float32) []piece {
+	var ps []piece
+	for i, x := range xs {
+		for lo := 0; lo < len(x); lo += pieceLen {
+			ps = append(ps, piece{i, lo, min(lo+pieceLen, len(x))})
 		}
-		partial[k] = s
-	})
+	}
+	return ps
+}
+
+// GlobalNorm is the L2 norm of all gradients together: each piece's sum of
+// squares (forPieces) in float64, element after element, and those sums
+// added in piece order. Four pieces of about the same length are summed in
+// one loop, their four chains of additions interleaved so that one's
+// latency hides behind the others', without changing the order of any sum.
+func GlobalNorm(grads [][]float32) float64 {
 	var s float64
-	for _, p := range partial {
+	for _, p := range pieceSquares(grads) {
 		s += p
 	}
 	return math.Sqrt(s)
+}
+
+// pieceSquares returns the sum of squares of each piece of grads (see
+// GlobalNorm).
+func pieceSquares(grads [][]float32) []float64 {
+	ps := cutPieces(grads)
+	partial := make([]float64, len(ps))
+	byLen := make([]int, len(ps)) // the pieces, longest first
+	for k := range byLen {
+		byLen[k] = k
+	}
+	sort.SliceStable(byLen, func(a, b int) bool { return ps[byLen[a]].hi-ps[byLen[a]].lo > ps[byLen[b]].hi-ps[byLen[b]].lo })
+	x := func(k int) []float32 { return grads[ps[k].i][ps[k].lo:ps[k].hi] }
+	parallel.Chunks((len(ps)+3)/4, 1, func(_, first, end int) {
+		for q := first; q < end; q++ {
+			ks := byLen[4*q : min(4*q+4, len(ps))]
+			if len(ks) < 4 {
+				for _, k := range ks {
+					partial[k] = sumSquares(x(k), 0)
+				}
+				continue
+			}
+			a, b, c, d := x(ks[0]), x(ks[1]), x(ks[2]), x(ks[3])
+			n := min(len(a), len(b), len(c), len(d))
+			ah, bh, ch, dh := a[:n], b[:n], c[:n], d[:n]
+			var sa, sb, sc, sd float64
+			for i := range ah {
+				sa += float64(ah[i]) * float64(ah[i])
+				sb += float64(bh[i]) * float64(bh[i])
+				sc += float64(ch[i]) * float64(ch[i])
+				sd += float64(dh[i]) * float64(dh[i])
+			}
+			partial[ks[0]], partial[ks[1]] = sumSquares(a[n:], sa), sumSquares(b[n:], sb)
+			partial[ks[2]], partial[ks[3]] = sumSquares(c[n:], sc), sumSquares(d[n:], sd)
+		}
+	})
+	return partial
+}
+
+// sumSquares returns s plus the squares of x, added one after another.
+func sumSquares(x []float32, s float64) float64 {
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
 }
 
 // ClipGlobalNorm scales all gradients by maxNorm/norm when their global norm

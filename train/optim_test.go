@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -70,5 +71,53 @@ func TestClipGlobalNorm(t *testing.T) {
 	ClipGlobalNorm(small, 1)
 	if small[0][0] != 0.3 || small[1][0] != 0.4 {
 		t.Fatalf("gradients under the limit changed: %v", small)
+	}
+}
+
+// GlobalNorm gives the bits of its definition: each piece's squares added
+// one after another in float64, then the pieces' sums in piece order, for
+// gradients whose pieces group four at a time with tails of other lengths,
+// and fewer than four. Each piece's sum is checked on its own: a sum taken
+// in another order differs in its last bits, which the norm can round away.
+func TestGlobalNormSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, sizes := range [][]int{
+		{49152, 16384, 384, 128, 128, 65536, 512, 65536, 128, 32768, 33000},
+		{3 * pieceLen, 1, 17},
+		{100},
+		{pieceLen + 5, pieceLen - 3, 2*pieceLen + 1, 7, 0, 9},
+		{2 * pieceLen, pieceLen + 1000, pieceLen - 100, 300, 200},
+	} {
+		grads := make([][]float32, len(sizes))
+		for i, n := range sizes {
+			grads[i] = make([]float32, n)
+			for j := range grads[i] {
+				grads[i][j] = float32(rng.NormFloat64() * math.Exp(rng.NormFloat64()))
+			}
+		}
+		var want []float64
+		for _, g := range grads {
+			for lo := 0; lo < len(g); lo += pieceLen {
+				var p float64
+				for _, v := range g[lo:min(lo+pieceLen, len(g))] {
+					p += float64(v) * float64(v)
+				}
+				want = append(want, p)
+			}
+		}
+		got := pieceSquares(grads)
+		if len(got) != len(want) {
+			t.Fatalf("sizes %v: %d pieces, want %d", sizes, len(got), len(want))
+		}
+		var s float64
+		for k := range want {
+			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+				t.Errorf("sizes %v: piece %d's sum %v, want %v", sizes, k, got[k], want[k])
+			}
+			s += want[k]
+		}
+		if n := GlobalNorm(grads); math.Float64bits(n) != math.Float64bits(math.Sqrt(s)) {
+			t.Errorf("sizes %v: norm %v, want %v", sizes, n, math.Sqrt(s))
+		}
 	}
 }
