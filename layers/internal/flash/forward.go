@@ -33,7 +33,7 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	qTiles := ceilDiv(qLen, bq)
 	fs := scratchFrom[T](opt.Scratch)
 	for _, w := range fs.work {
-		w.s, w.m, w.l = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq)
+		w.s, w.m, w.l, w.logs = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq), resize(w.logs, bq)
 		if opt.Stats != nil {
 			w.sc, w.ex, w.rs = resize(w.sc, bk), resize(w.ex, bk), resize(w.rs, bq)
 			if w.st == nil {
@@ -202,22 +202,29 @@ func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 		} else {
 			clear(o)
 		}
-		if t.lse != nil {
-			t.lse[i] = rowLSE(mi, li)
-		}
 		if t.stats != nil {
 			w.rs[i-i0].finish(t.stats, t.h, sq.Offset+i, float64(mi), li)
 		}
 	}
+	if t.lse != nil {
+		rowsLSE(t.lse[i0:i1], m, l, w.logs)
+	}
 }
 
-// rowLSE returns m + log(l), the log-sum-exp of a row from its maximum m
-// and sum l of exp(S - m), or +Inf when l = 0 (nothing has weight).
-func rowLSE[T float](m T, l float64) T {
-	if l > 0 {
-		return T(float64(m) + math.Log(l))
+// rowsLSE sets lse[r] = m[r] + log(l[r]), the log-sum-exp of row r from its
+// maximum m[r] and sum l[r] of exp(S - m[r]), or +Inf where l[r] = 0
+// (nothing has weight). The rows' logarithms are taken together, in logs
+// (vmath.Log64, the bits of math.Log).
+func rowsLSE[T float](lse, m []T, l, logs []float64) {
+	logs = logs[:len(l)]
+	vmath.Log64(logs, l)
+	for r, lr := range l {
+		if lr > 0 {
+			lse[r] = T(float64(m[r]) + logs[r])
+		} else {
+			lse[r] = T(math.Inf(1))
+		}
 	}
-	return T(math.Inf(1))
 }
 
 // addBias adds the position bias and the sequence's prefix-sum bias (if

@@ -64,7 +64,7 @@ type buffers[T float] struct {
 // D_i = dO_i . O_i of the backward pass.
 type workerBuffers[T float] struct {
 	s, dp, m, d []T
-	l           []float64
+	l, logs     []float64 // logs: the logarithms of l's rows
 	// Forward with Stats: one row's scores and exponentials in float64,
 	// the running sums of each row of a query tile, and the worker's
 	// partial statistics.

@@ -186,3 +186,11 @@ func softmaxGradAVX512(p, dp *float32, n int, d float32)
 //
 //go:noescape
 func softmaxGradAVX2(p, dp *float32, n int, d float32)
+
+// logAVX512 sets dst[i] = log(x[i]) for i < n (n > 0 a multiple of 8) with
+// the operations of math.Log on amd64, 8 float64 lanes at a time
+// (log_amd64.s); lanes whose x is not positive, normal and finite are
+// unspecified.
+//
+//go:noescape
+func logAVX512(dst, x *float64, n int)

@@ -107,3 +107,6 @@ func softmaxGradAVX512(p, dp *float32, n int, d float32) { panic(noAsm) }
 
 // softmaxGradAVX2 is never called on builds without the assembly kernels.
 func softmaxGradAVX2(p, dp *float32, n int, d float32) { panic(noAsm) }
+
+// logAVX512 is never called on builds without the assembly kernels.
+func logAVX512(dst, x *float64, n int) { panic(noAsm) }

@@ -1,8 +1,10 @@
 // Package vmath provides fast float32 vector kernels for the hot paths of
 // the transformer layers: the exponential (softmax) and the softmax's
 // gradient, the exact GELU and its derivative, the row statistics and
-// normalisation of LayerNorm and its backward pass, the AdamW update, and the
-// element-wise sum of the residual connections and of gradients.
+// normalisation of LayerNorm and its backward pass, the AdamW update, the
+// element-wise sum of the residual connections and of gradients, and the
+// float64 logarithm of the attention's log-sum-exp (Log64, with the bits of
+// math.Log).
 //
 // Three paths implement the kernels (see Path) and the fastest one the CPU
 // supports is chosen at run time: AVX-512 (16 lanes), AVX2 with FMA (8
@@ -167,6 +169,33 @@ func Max(x []float32) float32 {
 		m = maxAVX2(&x[0], n)
 	}
 	return max(m, maxGo(x[n:]))
+}
+
+// Log64 sets dst[i] = math.Log(x[i]), with its bits. On the AVX-512 path
+// it takes 8 elements at a time through the operations of Go's math.Log on
+// amd64 (the math package's assembly), lane by lane in the same order and
+// without fused multiply-adds, and redoes with math.Log the elements that
+// are not positive, normal and finite and the last len%8; elsewhere it
+// calls math.Log. math.Log is a chain of some forty dependent operations,
+// a division among them, so one call at a time waits on each; eight lanes
+// at once keep the units busy (the attention's log-sum-exp of each row).
+func Log64(dst, x []float64) {
+	checkLen(len(dst), len(x))
+	n := 0
+	if kernels.Path() == AVX512 {
+		n = len(x) &^ 7
+	}
+	if n > 0 {
+		logAVX512(&dst[0], &x[0], n)
+		for i, v := range x[:n] {
+			if !(v >= 0x1p-1022 && v <= math.MaxFloat64) {
+				dst[i] = math.Log(v)
+			}
+		}
+	}
+	for i, v := range x[n:] {
+		dst[n+i] = math.Log(v)
+	}
 }
 
 // Scale sets x[i] *= s in place.
