@@ -17,3 +17,7 @@ func AdamWStep(w, g, m, v []float32, beta1, beta2, eps, shrink, stepSize, invSqr
 		Beta1: beta1, Beta2: beta2, Eps: eps, Shrink: shrink, StepSize: stepSize, InvSqrtBC2: invSqrtBC2,
 	})
 }
+
+// ScaleInPlace sets x[i] *= s, each product rounded to float32 (the bits of
+// the plain loop), on the package's vector kernels.
+func ScaleInPlace(x []float32, s float32) { vmath.Scale(x, s) }

@@ -46,6 +46,14 @@ func NewAdamW(s Settings, sizes []int) *AdamW {
 // Update applies one step to params with grads at learning rate lr;
 // decay[i] says whether params[i] gets weight decay.
 func (o *AdamW) Update(params, grads [][]float32, decay []bool, lr float64) {
+	o.UpdateScaled(params, grads, decay, lr, 1)
+}
+
+// UpdateScaled is Update on the gradients multiplied by scale first (in
+// place, each product rounded to float32, as ClipGlobalNorm scales them):
+// a clipped step, in which each piece of the gradients is scaled just
+// before the update reads it, instead of in a pass of its own.
+func (o *AdamW) UpdateScaled(params, grads [][]float32, decay []bool, lr float64, scale float32) {
 	o.Step++
 	bc1 := 1 - math.Pow(o.Beta1, float64(o.Step))
 	bc2 := 1 - math.Pow(o.Beta2, float64(o.Step))
@@ -57,6 +65,9 @@ func (o *AdamW) Update(params, grads [][]float32, decay []bool, lr float64) {
 		shrink := float32(1)
 		if decay[i] {
 			shrink = float32(1 - lr*o.WeightDecay)
+		}
+		if scale != 1 {
+			layers.ScaleInPlace(g, scale)
 		}
 		// m = b1*m + (1-b1)*g; v = b2*v + (1-b2)*g*g;
 		// w = w*shrink - stepSize*m/(sqrt(v)*invSqrtBC2 + eps), in float32.
@@ -157,14 +168,18 @@ func sumSquares(x []float32, s float64) float64 {
 // per-element clip), and returns the norm before clipping.
 func ClipGlobalNorm(grads [][]float32, maxNorm float64) float64 {
 	norm := GlobalNorm(grads)
-	if maxNorm > 0 && norm > maxNorm {
-		c := float32(maxNorm / (norm + 1e-6))
-		forPieces(grads, func(_, i, lo, hi int) {
-			g := grads[i][lo:hi]
-			for j := range g {
-				g[j] *= c
-			}
-		})
+	if c := ClipScale(norm, maxNorm); c != 1 {
+		forPieces(grads, func(_, i, lo, hi int) { layers.ScaleInPlace(grads[i][lo:hi], c) })
 	}
 	return norm
+}
+
+// ClipScale is the factor by which ClipGlobalNorm scales gradients of
+// global norm norm: float32(maxNorm/(norm+1e-6)) when norm exceeds maxNorm
+// (> 0), else 1.
+func ClipScale(norm, maxNorm float64) float32 {
+	if maxNorm > 0 && norm > maxNorm {
+		return float32(maxNorm / (norm + 1e-6))
+	}
+	return 1
 }

@@ -121,3 +121,59 @@ func TestGlobalNormSameBits(t *testing.T) {
 		}
 	}
 }
+
+// A clipped update that scales each piece of the gradients just before the
+// update reads it (the training step's UpdateScaled with ClipScale) gives
+// the bits of ClipGlobalNorm followed by Update: the weights, both moments
+// and the scaled gradients, over steps that clip and steps that do not,
+// with subnormal gradients among the values (the reference fails when the
+// scale is applied after the update or rounded differently).
+func TestUpdateScaledEqualsClipThenUpdate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	sizes := []int{3*pieceLen + 17, 300, 1, 40000}
+	mk := func() [][]float32 {
+		x := make([][]float32, len(sizes))
+		for i, n := range sizes {
+			x[i] = make([]float32, n)
+		}
+		return x
+	}
+	s := Settings{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, WeightDecay: 0.1}
+	a, b := NewAdamW(s, sizes), NewAdamW(s, sizes)
+	wa, wb := mk(), mk()
+	for i := range wa {
+		for j := range wa[i] {
+			wa[i][j] = float32(rng.NormFloat64())
+			wb[i][j] = wa[i][j]
+		}
+	}
+	decay := []bool{true, false, true, false}
+	for step, size := range []float64{0.01, 3, 0.2, 50} { // scales of the gradients: clipped when their norm passes 1
+		ga, gb := mk(), mk()
+		for i := range ga {
+			for j := range ga[i] {
+				v := float32(rng.NormFloat64() * size / 400)
+				if j%97 == 0 {
+					v = float32(rng.NormFloat64() * 1e-39) // subnormal
+				}
+				ga[i][j], gb[i][j] = v, v
+			}
+		}
+		na := ClipGlobalNorm(ga, 1)
+		a.Update(wa, ga, decay, 1e-3)
+		nb := GlobalNorm(gb)
+		b.UpdateScaled(wb, gb, decay, 1e-3, ClipScale(nb, 1))
+		if math.Float64bits(na) != math.Float64bits(nb) {
+			t.Fatalf("step %d: norms %v and %v", step, na, nb)
+		}
+		for i := range wa {
+			for j := range wa[i] {
+				for _, p := range [][2]float32{{wa[i][j], wb[i][j]}, {a.M[i][j], b.M[i][j]}, {a.V[i][j], b.V[i][j]}, {ga[i][j], gb[i][j]}} {
+					if math.Float32bits(p[0]) != math.Float32bits(p[1]) {
+						t.Fatalf("step %d (norm %v): tensor %d element %d: %v (clip, then update) against %v", step, na, i, j, p[0], p[1])
+					}
+				}
+			}
+		}
+	}
+}

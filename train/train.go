@@ -320,11 +320,11 @@ func (s *stepper) run(x, y []int, clip, lr float64) (loss, norm float64, err err
 	for i := range s.grads {
 		s.grads[i] = s.g.GradData(i)
 	}
-	norm = ClipGlobalNorm(s.grads, clip)
+	norm = GlobalNorm(s.grads)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return loss, norm, fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
 	}
-	s.opt.Update(s.params, s.grads, s.decay, lr)
+	s.opt.UpdateScaled(s.params, s.grads, s.decay, lr, ClipScale(norm, clip)) // clipped as ClipGlobalNorm does
 	s.m.Project()
 	return loss, norm, nil
 }
