@@ -16,12 +16,14 @@ import (
 //
 //   - forward: each block of a = x W1 + b1 is turned into h = GELU(a) by
 //     the goroutine that computed it, right after its last k block, while
-//     it is still in that core's cache (gemm.SgemmThen);
+//     it is still in that core's cache (gemm.SgemmThen); when a gradient
+//     will be asked for, also into GELU'(a), written over a, which shares
+//     GELU's exponential and division (vmath.GELUAndGrad);
 //   - backward: da = GELU'(a) ⊙ (dy W2^T) is computed the same way, the
-//     derivative applied to each finished block of the product dy W2^T, so
-//     dh = dy W2^T is never stored. dW2 = h^T dy and db2 come from the
-//     kept h and dy; dx, dW1 and db1 are the first layer's usual gradients
-//     (linearGrads) of da.
+//     kept derivative multiplied into each finished block of the product
+//     dy W2^T, so dh = dy W2^T is never stored. dW2 = h^T dy and db2 come
+//     from the kept h and dy; dx, dW1 and db1 are the first layer's usual
+//     gradients (linearGrads) of da.
 //
 // Every element is computed by the same kernels, in the same order, as by
 // the composed Linear, GELU, Linear ops. The fusion is used in float32 when
@@ -32,8 +34,9 @@ import (
 // composed ops wherever those ops' parallel chunks were multiples of 8 long
 // (every shape of the project's configs); elsewhere a few elements at the
 // chunk ends, which the composed ops left to the portable code, can differ
-// in the last bits. Once a gradient is asked for, the op keeps a and h for
-// the backward pass in buffers reused from step to step; without one it
+// in the last bits. Once a gradient is asked for, the op keeps GELU'(a)
+// (a itself where GELU runs after the product) and h for the backward
+// pass in buffers reused from step to step; without one it
 // computes h in place of a, in one buffer taken from the graph's Buffers
 // when it has them.
 
@@ -66,11 +69,15 @@ type mlpOp struct {
 	opBase
 	prec Precision
 	// keep is set by SymDiff: the forward pass then keeps pre (a = x W1 +
-	// b1) and hid (h = GELU(a)), []float32 or []float64 of N*F, for the
-	// backward ops. Without it, hid is the scratch that holds a and then
-	// h when the graph has no Buffers.
+	// b1, or GELU'(a) with deriv) and hid (h = GELU(a)), []float32 or
+	// []float64 of N*F, for the backward ops. Without it, hid is the
+	// scratch that holds a and then h when the graph has no Buffers.
 	keep     bool
 	pre, hid any
+	// deriv says that the last forward pass left GELU'(a) in pre instead
+	// of a (float32 with the fused GELU): the backward pass then multiplies
+	// by it instead of computing it (see geluDerivThen).
+	deriv bool
 }
 
 func (o *mlpOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -134,6 +141,10 @@ func mlpForward[T float](o *mlpOp, ts []*tensor.Dense, y []T) {
 	x, w1, b1 := elems[T](ts[0]), elems[T](ts[1]), elems[T](ts[2])
 	w2, b2 := elems[T](ts[3]), elems[T](ts[4])
 	then := geluThen(pre, hid, f)
+	o.deriv = false
+	if o.keep && then != nil { // keep GELU'(a) in place of a for the backward pass
+		then, o.deriv = geluDerivThen(pre, hid, f), true
+	}
 	linearForward(o.prec, x, w1, b1, pre, n, d, f, then)
 	if then == nil {
 		geluAll(pre, hid)
@@ -153,6 +164,35 @@ func geluThen[T float](a, h []T, f int) gemm.Epilogue {
 	return func(i0, i1, j0, j1 int) {
 		for r := i0; r < i1; r++ {
 			vmath.GELU(h32[r*f+j0:r*f+j1], a32[r*f+j0:r*f+j1])
+		}
+	}
+}
+
+// geluDerivThen returns the epilogue that sets h = GELU(a) and a =
+// GELU'(a) on each finished block of a (rows of f elements), in place of
+// geluThen when the backward pass will need the derivative: computed here
+// with the exponential and the division GELU takes anyway, while a is in
+// the cache, it spares the backward pass both (mulThen); the product of the
+// kept derivative and the gradient has the bits of geluGradThen's. a and h
+// are float32 and f is a multiple of 8 (where geluThen is not nil).
+func geluDerivThen[T float](a, h []T, f int) gemm.Epilogue {
+	a32, h32 := any(a).([]float32), any(h).([]float32)
+	return func(i0, i1, j0, j1 int) {
+		for r := i0; r < i1; r++ {
+			row := a32[r*f+j0 : r*f+j1]
+			vmath.GELUAndGrad(h32[r*f+j0:r*f+j1], row, row)
+		}
+	}
+}
+
+// mulThen returns the epilogue that multiplies each finished block of g
+// (rows of f elements) by d in place: the MLP's backward with GELU'(a)
+// kept by the forward pass (geluDerivThen).
+func mulThen(d, g []float32, f int) gemm.Epilogue {
+	return func(i0, i1, j0, j1 int) {
+		for r := i0; r < i1; r++ {
+			row := g[r*f+j0 : r*f+j1]
+			vmath.Mul(row, row, d[r*f+j0:r*f+j1])
 		}
 	}
 }
@@ -316,6 +356,9 @@ func mlpBackward[T float](o *mlpGradOp, ts []*tensor.Dense, out []T) error {
 		return nil
 	}
 	then := geluGradThen(ah, out, f)
+	if o.fwd.deriv { // ah holds GELU'(a)
+		then = mulThen(any(ah).([]float32), any(out).([]float32), f)
+	}
 	linearBackward(p, 0, ah, w2, dy, out, n, f, e, then) // da = GELU'(a) ⊙ (dy W2^T)
 	if then == nil {
 		geluGradAll(ah, out)

@@ -530,6 +530,95 @@ ggdone:
 	VZEROUPPER
 	RET
 
+// GELUBOTH16 sets Z6 = GELU(Z0) as GELU16 does and Z5 = GELU'(Z0) as
+// GELUGRAD16 does before its product with dy. Both take Φ of x clamped to
+// ±MaxFloat32 (Z7): GELU16 clamps only below, which differs at +Inf alone,
+// where Φ is exactly 1 either way (e^(-x²/2) is 0 and 1/(1 + p|x|) finite).
+#define GELUBOTH16 \
+	VMAXPS      Z0, Z9, Z0 \
+	VMINPS      Z0, Z8, Z7 \
+	HALFERFC16(Z7, Z3, Z4, Z1, Z2, Z5) \
+	CDF16(Z7, Z4, Z5) \
+	VMULPS      Z0, Z5, Z6 \
+	VMULPS      Z3, Z7, Z3 \
+	VFMADD231PS Z10, Z3, Z5
+
+// func geluBothAVX512(h, d, x *float32, n int)
+//
+// Sets h[i] = GELU(x[i]) with the bits of geluAVX512 and d[i] = GELU'(x[i])
+// with those of geluGradAVX512 before its product with dy, for i < n, n a
+// positive multiple of 8. d may be x.
+TEXT ·geluBothAVX512(SB), NOSPLIT, $0-32
+	MOVQ h+0(FP), DI
+	MOVQ d+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), DX
+	LOADEXP16
+	LOADERF16
+	MOVQ DX, CX
+	SHRQ $4, CX
+	JZ   gbtail
+
+gbloop:
+	VMOVUPS (SI), Z0
+	GELUBOTH16
+	VMOVUPS Z6, (DI)
+	VMOVUPS Z5, (R8)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	ADDQ    $64, R8
+	DECQ    CX
+	JNZ     gbloop
+
+gbtail:
+	TESTQ     $8, DX
+	JZ        gbdone
+	MOVL      $0xff, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	GELUBOTH16
+	VMOVUPS   Z6, K1, (DI)
+	VMOVUPS   Z5, K1, (R8)
+
+gbdone:
+	VZEROUPPER
+	RET
+
+// func mulAVX512(dst, a, b *float32, n int)
+//
+// Sets dst[i] = a[i]·b[i] for i < n, n > 0.
+TEXT ·mulAVX512(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), DX
+	MOVQ DX, CX
+	SHRQ $4, CX
+	JZ   multail
+
+mulloop:
+	VMOVUPS (SI), Z0
+	VMULPS  (R8), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, R8
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     mulloop
+
+multail:
+	ANDQ      $15, DX
+	JZ        muldone
+	TAILMASK(DX)
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+muldone:
+	VZEROUPPER
+	RET
+
 // SUM16 adds the 16 float32 at SI, as float64, to the partial sums Z0
 // (lanes 0-7) and Z1 (lanes 8-15), with Z2 and Z3 as scratch, and advances
 // SI past them.

@@ -130,6 +130,28 @@ func geluAVX512(dst, x *float32, n int)
 //go:noescape
 func geluGradAVX512(dst, x, dy *float32, n int)
 
+// geluBothAVX512 is geluBothAVX2 on 16 lanes.
+//
+//go:noescape
+func geluBothAVX512(h, d, x *float32, n int)
+
+// mulAVX512 sets dst[i] = a[i]*b[i] for i < n, n > 0.
+//
+//go:noescape
+func mulAVX512(dst, a, b *float32, n int)
+
+// geluBothAVX2 sets h[i] = GELU(x[i]) as geluAVX2 and d[i] = GELU'(x[i])
+// as geluGradAVX2 before its product with dy, for i < n, n a positive
+// multiple of 8; d may be x.
+//
+//go:noescape
+func geluBothAVX2(h, d, x *float32, n int)
+
+// mulAVX2 sets dst[i] = a[i]*b[i] for i < n, n a positive multiple of 8.
+//
+//go:noescape
+func mulAVX2(dst, a, b *float32, n int)
+
 // sumLanesAVX512 is sumLanesAVX2 with the accumulators in Z0-Z1 (8 lanes
 // each); n is a positive multiple of 16.
 //

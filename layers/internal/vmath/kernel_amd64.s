@@ -421,6 +421,69 @@ ggloop:
 	VZEROUPPER
 	RET
 
+// func geluBothAVX2(h, d, x *float32, n int)
+//
+// Sets h[i] = GELU(x[i]) with the bits of geluAVX2 and d[i] = GELU'(x[i])
+// with those of geluGradAVX2 before its product with dy, for i < n, n a
+// positive multiple of 8; d may be x. Φ is taken of x clamped to
+// ±MaxFloat32, as geluGradAVX2 does; geluAVX2 clamps only below, which
+// differs at +Inf alone, where Φ is exactly 1 either way. GELU multiplies Φ
+// by x clamped below only, read again.
+TEXT ·geluBothAVX2(SB), NOSPLIT, $0-32
+	MOVQ    h+0(FP), DI
+	MOVQ    d+8(FP), DX
+	MOVQ    x+16(FP), SI
+	MOVQ    n+24(FP), CX
+	LOADEXPCONSTS
+	VMOVUPS negMax<>(SB), Y7
+	VMOVUPS posMax<>(SB), Y6
+	SHRQ    $3, CX
+
+gbloop:
+	VMOVUPS     (SI), Y0
+	VMAXPS      Y0, Y7, Y0
+	VMINPS      Y0, Y6, Y0
+	HALFERFC(Y0, Y3, Y4, Y1, Y2, Y5)
+	VSUBPS      Y4, Y12, Y5
+	VBLENDVPS   Y0, Y4, Y5, Y5
+	VMAXPS      (SI), Y7, Y1
+	VMULPS      Y1, Y5, Y4
+	VMULPS      Y3, Y0, Y3
+	VFMADD231PS invSqrt2Pi<>(SB), Y3, Y5
+	VMOVUPS     Y4, (DI)
+	VMOVUPS     Y5, (DX)
+	ADDQ        $32, SI
+	ADDQ        $32, DX
+	ADDQ        $32, DI
+	DECQ        CX
+	JNZ         gbloop
+
+	VZEROUPPER
+	RET
+
+// func mulAVX2(dst, a, b *float32, n int)
+//
+// Sets dst[i] = a[i]·b[i] for i < n, n a positive multiple of 8.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+
+mulloop:
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     mulloop
+
+	VZEROUPPER
+	RET
+
 // func sumLanesAVX2(x *float32, n int, acc *[16]float64)
 //
 // Adds float64(x[i]) to acc[i mod 16] for i < n, n a positive multiple of

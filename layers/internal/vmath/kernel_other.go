@@ -110,3 +110,15 @@ func softmaxGradAVX2(p, dp *float32, n int, d float32) { panic(noAsm) }
 
 // logAVX512 is never called on builds without the assembly kernels.
 func logAVX512(dst, x *float64, n int) { panic(noAsm) }
+
+// geluBothAVX512 is never called on builds without the assembly kernels.
+func geluBothAVX512(h, d, x *float32, n int) { panic(noAsm) }
+
+// mulAVX512 is never called on builds without the assembly kernels.
+func mulAVX512(dst, a, b *float32, n int) { panic(noAsm) }
+
+// geluBothAVX2 is never called on builds without the assembly kernels.
+func geluBothAVX2(h, d, x *float32, n int) { panic(noAsm) }
+
+// mulAVX2 is never called on builds without the assembly kernels.
+func mulAVX2(dst, a, b *float32, n int) { panic(noAsm) }

@@ -92,7 +92,11 @@ func gelu1(x float32) float32 {
 }
 
 // geluGrad1 is g·GELU'(x); see GELUGrad.
-func geluGrad1(x, g float32) float32 {
+func geluGrad1(x, g float32) float32 { return geluDeriv1(x) * g }
+
+// geluDeriv1 is GELU'(x), rounded to float32 before geluGrad1 multiplies
+// it by g.
+func geluDeriv1(x float32) float32 {
 	// Clamp ±Inf so that x φ(x) = ±MaxFloat32 · 0 instead of NaN.
 	if x < -math.MaxFloat32 {
 		x = -math.MaxFloat32
@@ -100,7 +104,7 @@ func geluGrad1(x, g float32) float32 {
 		x = math.MaxFloat32
 	}
 	h, e := halfErfcPhi(x)
-	return (cdf(x, h) + x*e*invSqrt2Pi) * g
+	return cdf(x, h) + x*e*invSqrt2Pi
 }
 
 func expGo(dst, x []float32) {
@@ -155,6 +159,20 @@ func geluGo(dst, x []float32) {
 	dst = dst[:len(x)]
 	for i, v := range x {
 		dst[i] = gelu1(v)
+	}
+}
+
+func geluBothGo(h, d, x []float32) {
+	h, d = h[:len(x)], d[:len(x)]
+	for i, v := range x {
+		h[i], d[i] = gelu1(v), geluDeriv1(v)
+	}
+}
+
+func mulGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
 	}
 }
 

@@ -285,6 +285,47 @@ func GELUGrad(dst, x, g []float32) {
 	geluGradGo(dst[n:], x[n:], g[n:])
 }
 
+// GELUAndGrad sets h[i] = GELU(x[i]) and d[i] = GELU'(x[i]), for a
+// forward pass that keeps the derivative for its backward pass instead of
+// x: h has the bits of GELU, and Mul(g, g, d) those of GELUGrad(g, x, g),
+// on every path (the derivative is the factor GELUGrad rounds before it
+// multiplies by g; both share one exponential and one division). d may be
+// x; h must not overlap either.
+func GELUAndGrad(h, d, x []float32) {
+	checkLen(len(h), len(x))
+	checkLen(len(d), len(x))
+	n := len(x) &^ 7
+	switch {
+	case n == 0 || kernels.Path() == Portable:
+		n = 0
+	case kernels.Path() == AVX512:
+		geluBothAVX512(&h[0], &d[0], &x[0], n)
+	default:
+		geluBothAVX2(&h[0], &d[0], &x[0], n)
+	}
+	geluBothGo(h[n:], d[n:], x[n:])
+}
+
+// Mul sets dst[i] = a[i]·b[i]. A product of two float32 is exact to the
+// bit whichever code performs it, so all paths give the same result.
+func Mul(dst, a, b []float32) {
+	checkLen(len(dst), len(a))
+	checkLen(len(dst), len(b))
+	n := len(dst)
+	switch {
+	case n == 0 || kernels.Path() == Portable:
+		n = 0
+	case kernels.Path() == AVX512:
+		mulAVX512(&dst[0], &a[0], &b[0], n)
+		return
+	default:
+		if n &^= 7; n > 0 {
+			mulAVX2(&dst[0], &a[0], &b[0], n)
+		}
+	}
+	mulGo(dst[n:], a[n:], b[n:])
+}
+
 func checkLen(a, b int) {
 	if a != b {
 		panic("vmath: slice length mismatch")
