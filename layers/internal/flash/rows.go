@@ -46,8 +46,11 @@ func scaleRow[T float](x []T, s T) {
 }
 
 // dot returns sum_i a[i]*b[i], with four partial sums so that the
-// additions do not wait on each other.
+// additions do not wait on each other (vmath.Dot4 for float32).
 func dot[T float](a, b []T) T {
+	if a32, ok := any(a).([]float32); ok {
+		return T(vmath.Dot4(a32, any(b).([]float32)))
+	}
 	b = b[:len(a)]
 	var s0, s1, s2, s3 T
 	i := 0

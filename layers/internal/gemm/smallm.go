@@ -17,6 +17,8 @@ package gemm
 // differs from the tiled path's: its results agree with it to rounding, not
 // bit for bit.
 
+import "github.com/alibi-go/alibi/layers/internal/vmath"
+
 // smallMRows is the most rows for which Sgemm uses the small-M path (the
 // AVX-512 kernel takes up to 4 rows at once); BenchmarkSmallM compares it
 // with the tiled path. It is a variable so that tests and benchmarks can
@@ -152,23 +154,6 @@ func dotRows(asm bool, a, b []float32, ldb int, alpha float32, dst []float32) {
 		}
 	}
 	for ; j < n; j++ {
-		dst[j] = alpha * dot(a, b[j*ldb:j*ldb+k])
+		dst[j] = alpha * vmath.Dot4(a, b[j*ldb:j*ldb+k])
 	}
-}
-
-// dot returns sum_p a[p]*b[p] with four partial sums.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	p := 0
-	for ; p+4 <= len(a); p += 4 {
-		s0 += a[p] * b[p]
-		s1 += a[p+1] * b[p+1]
-		s2 += a[p+2] * b[p+2]
-		s3 += a[p+3] * b[p+3]
-	}
-	for ; p < len(a); p++ {
-		s0 += a[p] * b[p]
-	}
-	return (s0 + s1) + (s2 + s3)
 }

@@ -44,19 +44,3 @@ func TestGELUAndGradMatches(t *testing.T) {
 		}
 	})
 }
-
-// Mul is the product of each pair, on every path and length.
-func TestMul(t *testing.T) {
-	a, b := grid(-3, 3, 100, 100, 13), grid(-1e-20, 1e20, 100, 100, 14)
-	forEachPath(t, func(t *testing.T) {
-		for n := 0; n <= len(a); n += 7 {
-			dst := make([]float32, n)
-			Mul(dst, a[:n], b[:n])
-			for i := range dst {
-				if want := a[i] * b[i]; !same(dst[i], want) {
-					t.Fatalf("n=%d: %g·%g = %g, want %g", n, a[i], b[i], dst[i], want)
-				}
-			}
-		}
-	})
-}

@@ -216,3 +216,9 @@ func softmaxGradAVX2(p, dp *float32, n int, d float32)
 //
 //go:noescape
 func logAVX512(dst, x *float64, n int)
+
+// dot4AVX returns Dot4(a[:n], b[:n]) for n > 0, with 128-bit AVX
+// instructions (both assembly paths).
+//
+//go:noescape
+func dot4AVX(a, b *float32, n int) float32

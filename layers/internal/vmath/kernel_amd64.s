@@ -779,3 +779,48 @@ sgloop:
 	RESTOREMXCSR
 	VZEROUPPER
 	RET
+
+// func dot4AVX(a, b *float32, n int) float32
+//
+// Returns the sum of a[i]·b[i] for i < n (n > 0) in the order of Dot4: four
+// partial sums in the lanes of X0 (lane j the products of the elements
+// i = j mod 4 of the first n&^3), the rest added to lane 0, then
+// (s0+s1)+(s2+s3); each product and sum rounded on its own.
+TEXT ·dot4AVX(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS X0, X0, X0
+	MOVQ   CX, DX
+	SHRQ   $2, DX
+	JZ     d4tail
+
+d4loop:
+	VMOVUPS (SI), X1
+	VMULPS  (DI), X1, X1
+	VADDPS  X1, X0, X0
+	ADDQ    $16, SI
+	ADDQ    $16, DI
+	DECQ    DX
+	JNZ     d4loop
+
+d4tail:
+	ANDQ $3, CX
+	JZ   d4sum
+
+d4one:
+	VMOVSS (SI), X1
+	VMULSS (DI), X1, X1
+	VADDSS X1, X0, X0
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   CX
+	JNZ    d4one
+
+d4sum:
+	VSHUFPS  $0xb1, X0, X0, X1
+	VADDPS   X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDSS   X1, X0, X0
+	VMOVSS   X0, ret+24(FP)
+	RET

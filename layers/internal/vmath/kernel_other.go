@@ -122,3 +122,6 @@ func geluBothAVX2(h, d, x *float32, n int) { panic(noAsm) }
 
 // mulAVX2 is never called on builds without the assembly kernels.
 func mulAVX2(dst, a, b *float32, n int) { panic(noAsm) }
+
+// dot4AVX is never called on builds without the assembly kernels.
+func dot4AVX(a, b *float32, n int) float32 { panic(noAsm) }
