@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -98,4 +99,27 @@ func toF64(t *tensor.Dense) *tensor.Dense {
 		dst[i] = float64(v)
 	}
 	return tensor.New(tensor.WithShape(t.Shape()...), tensor.WithBacking(dst))
+}
+
+// poolOutputs makes every op of g borrow its output from one Buffers, as a
+// graph's runner does.
+func poolOutputs(g *G.ExprGraph) {
+	bufs := NewBuffers()
+	for _, n := range g.AllNodes() {
+		if p, ok := n.Op().(PooledOp); ok {
+			p.UseBuffers(bufs)
+		}
+	}
+}
+
+// float32Inputs adds a float32 input node to g for each of vals, with
+// the given shapes, named in0, in1, ..., each on a copy of its values.
+func float32Inputs(g *G.ExprGraph, vals [][]float32, shapes [][]int) []*G.Node {
+	nodes := make([]*G.Node, len(vals))
+	for i, v := range vals {
+		data := append([]float32(nil), v...)
+		nodes[i] = G.NewTensor(g, G.Float32, len(shapes[i]), G.WithShape(shapes[i]...), G.WithName(fmt.Sprintf("in%d", i)),
+			G.WithValue(tensor.New(tensor.WithShape(shapes[i]...), tensor.WithBacking(data))))
+	}
+	return nodes
 }

@@ -24,12 +24,7 @@ type lnLinearRun struct {
 func runLNLinear(t *testing.T, pooled bool, p Precision, runs int, vals [][]float32, shapes [][]int) []lnLinearRun {
 	t.Helper()
 	g := G.NewGraph()
-	nodes := make([]*G.Node, len(vals))
-	for i, v := range vals {
-		data := append([]float32(nil), v...)
-		nodes[i] = G.NewTensor(g, G.Float32, len(shapes[i]), G.WithShape(shapes[i]...), G.WithName(fmt.Sprintf("in%d", i)),
-			G.WithValue(tensor.New(tensor.WithShape(shapes[i]...), tensor.WithBacking(data))))
-	}
+	nodes := float32Inputs(g, vals, shapes)
 	x, gamma, beta, w, b, r := nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], nodes[5]
 	h, err := LayerNorm(x, gamma, beta)
 	if err != nil {
@@ -60,12 +55,7 @@ func runLNLinear(t *testing.T, pooled bool, p Precision, runs int, vals [][]floa
 		t.Fatal("the LayerNorm's x gradient is not set up to run in the product's epilogue")
 	}
 	if pooled {
-		bufs := NewBuffers()
-		for _, n := range g.AllNodes() {
-			if p, ok := n.Op().(PooledOp); ok {
-				p.UseBuffers(bufs)
-			}
-		}
+		poolOutputs(g)
 	}
 	vm := G.NewTapeMachine(g)
 	defer vm.Close()

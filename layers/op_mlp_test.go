@@ -25,12 +25,7 @@ type mlpRun struct {
 func runMLP(t *testing.T, fused, grad, pooled bool, p Precision, vals [][]float32, shapes [][]int) mlpRun {
 	t.Helper()
 	g := G.NewGraph()
-	nodes := make([]*G.Node, len(vals))
-	for i, v := range vals {
-		data := append([]float32(nil), v...)
-		nodes[i] = G.NewTensor(g, G.Float32, len(shapes[i]), G.WithShape(shapes[i]...), G.WithName(fmt.Sprintf("in%d", i)),
-			G.WithValue(tensor.New(tensor.WithShape(shapes[i]...), tensor.WithBacking(data))))
-	}
+	nodes := float32Inputs(g, vals, shapes)
 	x, w1, b1, w2, b2, r := nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], nodes[5]
 	var y *G.Node
 	var err error
@@ -54,12 +49,7 @@ func runMLP(t *testing.T, fused, grad, pooled bool, p Precision, vals [][]float3
 		}
 	}
 	if pooled {
-		bufs := NewBuffers()
-		for _, n := range g.AllNodes() {
-			if p, ok := n.Op().(PooledOp); ok {
-				p.UseBuffers(bufs)
-			}
-		}
+		poolOutputs(g)
 	}
 	vm := G.NewTapeMachine(g)
 	defer vm.Close()

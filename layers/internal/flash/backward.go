@@ -107,7 +107,7 @@ func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], 
 	sq, c, dh := t.seq, t.col(), t.dHead
 	kLen := sq.Offset + qLen
 	for i := 0; i < qLen; i++ {
-		w.d[i] = dot(g.DO[i*g.LdDO+c:][:dh], sq.O[i*sq.LdO+c:][:dh])
+		w.d[i] = vmath.Dot4(g.DO[i*g.LdDO+c:][:dh], sq.O[i*sq.LdO+c:][:dh])
 	}
 	if g.DC != nil {
 		for j := 0; j < kLen; j++ {

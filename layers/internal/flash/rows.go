@@ -44,24 +44,3 @@ func scaleRow[T float](x []T, s T) {
 		x[i] *= s
 	}
 }
-
-// dot returns sum_i a[i]*b[i], with four partial sums so that the
-// additions do not wait on each other (vmath.Dot4 for float32).
-func dot[T float](a, b []T) T {
-	if a32, ok := any(a).([]float32); ok {
-		return T(vmath.Dot4(a32, any(b).([]float32)))
-	}
-	b = b[:len(a)]
-	var s0, s1, s2, s3 T
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}

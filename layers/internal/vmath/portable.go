@@ -264,9 +264,9 @@ func flushSubnormal(x float32) float32 {
 	return x
 }
 
-func dot4Go(a, b []float32) float32 {
+func dot4Go[T ~float32 | ~float64](a, b []T) T {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
+	var s0, s1, s2, s3 T
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
 		s0 += a[i] * b[i]

@@ -329,17 +329,17 @@ func Mul(dst, a, b []float32) {
 // Dot4 returns the sum of a[i]·b[i] (b at least as long as a) in a fixed
 // order: four partial sums, s_j of the products of the elements i = j mod 4
 // among the first len(a)&^3, in order, s_0 then adding the rest, and the
-// result (s0+s1)+(s2+s3), each product and sum rounded to float32. The
-// order is that of the plain Go loop with four accumulators, so every path
-// gives the same bits; the assembly paths keep the four sums in the lanes
+// result (s0+s1)+(s2+s3), each product and sum rounded to T. The order is
+// that of the plain Go loop with four accumulators, so every path gives the
+// same bits; for float32 the assembly paths keep the four sums in the lanes
 // of one 128-bit register (the attention's row dots over a head's 32 or 64
-// values, and the small-M products' dot products).
-func Dot4(a, b []float32) float32 {
+// values, and the small-M products' dot products); float64 runs the loop.
+func Dot4[T ~float32 | ~float64](a, b []T) T {
 	b = b[:len(a)]
-	if len(a) == 0 || kernels.Path() == Portable {
-		return dot4Go(a, b)
+	if a32, ok := any(a).([]float32); ok && len(a) > 0 && kernels.Path() != Portable {
+		return T(dot4AVX(&a32[0], &any(b).([]float32)[0], len(a)))
 	}
-	return dot4AVX(&a[0], &b[0], len(a))
+	return dot4Go(a, b)
 }
 
 func checkLen(a, b int) {
