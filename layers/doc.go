@@ -8,7 +8,8 @@
 //
 //	layers                 the Gorgonia ops (op_*.go, attention.go, kvcache.go,
 //	                       rope.go, layers.go); bias_memo.go keeps an
-//	                       attention op's last kernel bias
+//	                       attention op's last kernel bias; ln_after.go runs
+//	                       a LayerNorm's backward inside the product before it
 //	layers/position        the position schemes: the Scheme interface, the
 //	                       registry, one file per scheme, the kernel biases
 //	layers/internal/flash  the tiled attention kernel on plain slices
