@@ -426,6 +426,27 @@ type aSource struct {
 	base   int
 	rs, cs int
 	packed bool
+	// pf and pfEnd bound memory for the AVX-512 kernel to prefetch into
+	// L2 as it runs, a line every four k steps: with a transposed A packed
+	// a k block at a time (the weight gradients x^T dy), the rows of the
+	// next k block, which the next packing reads. Its columns are far apart
+	// in memory, so the packing waits on each line; prefetched while the
+	// kernel computes, they come from L2 instead. pf >= pfEnd: none.
+	pf, pfEnd uintptr
+}
+
+// prefetch returns where the kernel's next call over nsl slivers of kb k
+// steps starts prefetching, and moves pf past what it covers; when nothing
+// is left, it returns b (a sliver already in the cache, whose lines the
+// kernel then touches again for nothing). A prefetch never faults and does
+// not change any result.
+func (s *aSource) prefetch(b *float32, nsl, kb int) uintptr {
+	if s.pf >= s.pfEnd {
+		return uintptr(unsafe.Pointer(b))
+	}
+	p := s.pf
+	s.pf += uintptr(nsl * (kb / 4) * 64)
+	return p
 }
 
 // gemmSerial computes the product on the calling goroutine. m, n, k > 0 and
@@ -498,6 +519,12 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 					asrc.base = ic*asrc.rs + pc*asrc.cs
 				} else {
 					g.packA(transA, mb, kb, a, lda, ic, pc, ws.ap)
+					asrc.pf, asrc.pfEnd = 0, 0
+					if next := pc + kb; transA && next < k {
+						nk := min(kc, k-next)
+						asrc.pf = uintptr(unsafe.Pointer(&a[next*lda+ic]))
+						asrc.pfEnd = asrc.pf + uintptr(((nk-1)*lda+mb)*4)
+					}
 				}
 				var bs []float32 // the first k block's bias
 				if pc == 0 && bias != nil {
@@ -523,7 +550,7 @@ func gemmSerial(g *geometry, transA, transB bool, m, n, k int, alpha float32, a 
 // every row in place of beta*C.
 func (g *geometry) macroKernel(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
 	if g.path == AVX512 {
-		macroKernel8x32(mb, nb, kb, alpha, asrc, bsrc, beta, bias, c, ldc, edgeA, edgeB)
+		macroKernel8x32(mb, nb, kb, alpha, &asrc, bsrc, beta, bias, c, ldc, edgeA, edgeB)
 		return
 	}
 	if bias != nil {

@@ -122,16 +122,17 @@
 	ST(Z14, Z15) \
 	JMP  next
 
-// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+// func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32, pf uintptr)
 //
 // Computes nsl vertically adjacent 8x32 tiles of C; see the Go declaration.
 // Register use: CX slivers left, AX the current A sliver, DX its C tile, R8
 // ldc, R10 rsa, R11 csa, R12 3*rsa, R14 ldb (all strides in bytes), SI and
 // R13 rows 0 and 5 of A at the current k step, DI B at the current k step,
-// BX a counter, Z0-Z15 the accumulators, Z16-Z19 B and A values, Z30 alpha,
-// Z31 beta, K1 and K2 the column masks.
-TEXT ·kernel8x32(SB), NOSPLIT, $8-112
+// BX a counter, R15 the next line to prefetch, Z0-Z15 the accumulators,
+// Z16-Z19 B and A values, Z30 alpha, Z31 beta, K1 and K2 the column masks.
+TEXT ·kernel8x32(SB), NOSPLIT, $8-120
 	FLUSHDENORMALS
+	MOVQ    pf+112(FP), R15
 	MOVQ    nsl+0(FP), CX
 	TESTQ   CX, CX
 	JZ      done
@@ -192,10 +193,12 @@ prefetch:
 loop4:
 	KSTEP8
 	KSTEP8
+	PREFETCHT1 (R15)
+	ADDQ       $64, R15
 	KSTEP8
 	KSTEP8
-	DECQ BX
-	JNZ  loop4
+	DECQ       BX
+	JNZ        loop4
 
 tail:
 	MOVQ kc+8(FP), BX

@@ -1,5 +1,7 @@
 package gemm
 
+import "unsafe"
+
 // The AVX-512 path: 8x32 tiles (kernel8x32). Partial tiles need no scratch
 // tile: the kernel stores only the valid rows of the last tile of a column
 // and only the columns selected by a mask, and packed B is zero-padded.
@@ -10,7 +12,7 @@ func colMask(cols int) uint32 { return uint32(uint64(1)<<cols - 1) }
 
 // macroKernel8x32 is macroKernel for the AVX-512 path. With a bias (nb
 // elements; nil for none), C = alpha*op(A)*op(B) + bias in place of beta*C.
-func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
+func macroKernel8x32(mb, nb, kb int, alpha float32, asrc *aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
 	const mr, nr = 8, 32
 	full := mb / mr * mr // rows covered by full A slivers
 	rem := mb - full
@@ -68,14 +70,14 @@ func macroKernel8x32(mb, nb, kb int, alpha float32, asrc aSource, bsrc bSource, 
 			bp = &bias[jr : jr+cols][0]
 		}
 		if asrc.packed {
-			kernel8x32(nsl, kb, &aAll[0], 1, mr, mr*kb, &bs[0], ldb, &ct[0], ldc, alpha, beta, last, mask, bp)
+			kernel8x32(nsl, kb, &aAll[0], 1, mr, mr*kb, &bs[0], ldb, &ct[0], ldc, alpha, beta, last, mask, bp, asrc.prefetch(&bs[0], nsl, kb))
 			continue
 		}
 		if full > 0 {
-			kernel8x32(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], ldb, &ct[0], ldc, alpha, beta, mr, mask, bp)
+			kernel8x32(full/mr, kb, &aFull[0], rs, cs, asl, &bs[0], ldb, &ct[0], ldc, alpha, beta, mr, mask, bp, uintptr(unsafe.Pointer(&bs[0])))
 		}
 		if rem != 0 {
-			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], ldb, &ct[full*ldc], ldc, alpha, beta, rem, mask, bp)
+			kernel8x32(1, kb, &aRem[0], 1, mr, 0, &bs[0], ldb, &ct[full*ldc], ldc, alpha, beta, rem, mask, bp, uintptr(unsafe.Pointer(&bs[0])))
 		}
 	}
 }

@@ -46,10 +46,12 @@ func kernel6x16L(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc 
 // slivers). The accumulators are Z0-Z15 (row i in Z(2i), Z(2i+1)); each k
 // step loads 32 B values into Z16-Z17 and broadcasts the 8 A values. With
 // a bias (not nil: the tile's 32 columns of it, the masked ones read), C =
-// alpha*acc + bias, C is not read and beta is not used.
+// alpha*acc + bias, C is not read and beta is not used. Every four k steps
+// it prefetches the next 64-byte line from pf on into L2 (see
+// aSource.prefetch): nsl*(kc/4) lines a call.
 //
 //go:noescape
-func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
+func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32, pf uintptr)
 
 // transpose8 transposes the 8 x kb8 block of src (8 rows with stride lds
 // elements, kb8 a multiple of 8) into kb8 rows of 8 floats with stride ldd

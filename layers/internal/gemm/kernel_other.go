@@ -19,7 +19,7 @@ func kernel6x16L(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc 
 }
 
 // kernel8x32 is never called on builds without the assembly kernels.
-func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32) {
+func kernel8x32(nsl, kc int, a *float32, rsa, csa, asl int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32, pf uintptr) {
 	panic(noAsm)
 }
 

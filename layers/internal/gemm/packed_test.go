@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 )
 
 // TestSgemmPackedB checks that products by a PackedB, on a prefix of its
@@ -52,4 +53,22 @@ func TestSgemmPackedB(t *testing.T) {
 			}
 		}
 	})
+}
+
+// aSource.prefetch hands out its range in steps of the lines a kernel call
+// prefetches (nsl slivers, a line every four of kb k steps) and then the
+// sliver it is given, whose lines are in the cache already.
+func TestPrefetchRange(t *testing.T) {
+	b := make([]float32, 64)
+	sliver := uintptr(unsafe.Pointer(&b[0]))
+	s := aSource{pf: 1 << 20, pfEnd: 1<<20 + 3*1024*64 - 5}
+	for i, want := range []uintptr{1 << 20, 1<<20 + 1024*64, 1<<20 + 2*1024*64, sliver, sliver} {
+		if got := s.prefetch(&b[0], 16, 256); got != want {
+			t.Fatalf("call %d: prefetch from %#x, want %#x", i, got, want)
+		}
+	}
+	var none aSource
+	if got := none.prefetch(&b[0], 16, 256); got != sliver {
+		t.Fatalf("no range: prefetch from %#x, want the sliver %#x", got, sliver)
+	}
 }
