@@ -209,8 +209,12 @@ func (o *layerNormGradOp) Do(vals ...G.Value) (G.Value, error) {
 		return out, nil
 	}
 	if o.after != nil {
-		if out, err := o.after.take(ts); out != nil || err != nil {
-			return out, err
+		out, err := o.after.take(ts)
+		if err != nil {
+			return nil, err
+		}
+		if out != nil {
+			return out, nil
 		}
 	}
 	if len(o.fwd.stats) != 2*rows {

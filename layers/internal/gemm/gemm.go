@@ -429,8 +429,8 @@ type aSource struct {
 	// pf and pfEnd bound memory for the AVX-512 kernel to prefetch into
 	// L2 as it runs, a line every four k steps: with a transposed A packed
 	// a k block at a time (the weight gradients x^T dy), the rows of the
-	// next k block, which the next packing reads. Its columns are far apart
-	// in memory, so the packing waits on each line; prefetched while the
+	// next k block, which the next packing reads 8 values at a time from
+	// rows far apart in memory, waiting on each line; prefetched while the
 	// kernel computes, they come from L2 instead. pf >= pfEnd: none.
 	pf, pfEnd uintptr
 }

@@ -305,55 +305,57 @@ amdone:
 	MOVSS  X2, ret+24(FP)
 	RET
 
+// ELEMENTWISE16 sets dst[i] = a[i] OP b[i] for i < n, n = DX > 0, with
+// dst, a and b at DI, SI and R8: 32 elements a step, then 16, then the last
+// n mod 16 under the mask K1 (masked-off lanes are neither read nor
+// written); then it returns. Its labels are local to the function that
+// expands it.
+#define ELEMENTWISE16(OP) \
+	MOVQ DX, CX \
+	SHRQ $5, CX \
+	JZ   ew16 \
+ewloop: \
+	VMOVUPS (SI), Z0 \
+	VMOVUPS 64(SI), Z1 \
+	OP      (R8), Z0, Z0 \
+	OP      64(R8), Z1, Z1 \
+	VMOVUPS Z0, (DI) \
+	VMOVUPS Z1, 64(DI) \
+	ADDQ    $128, SI \
+	ADDQ    $128, R8 \
+	ADDQ    $128, DI \
+	DECQ    CX \
+	JNZ     ewloop \
+ew16: \
+	TESTQ   $16, DX \
+	JZ      ewtail \
+	VMOVUPS (SI), Z0 \
+	OP      (R8), Z0, Z0 \
+	VMOVUPS Z0, (DI) \
+	ADDQ    $64, SI \
+	ADDQ    $64, R8 \
+	ADDQ    $64, DI \
+ewtail: \
+	ANDQ      $15, DX \
+	JZ        ewdone \
+	TAILMASK(DX) \
+	VMOVUPS.Z (SI), K1, Z0 \
+	VMOVUPS.Z (R8), K1, Z1 \
+	OP        Z1, Z0, Z0 \
+	VMOVUPS   Z0, K1, (DI) \
+ewdone: \
+	VZEROUPPER \
+	RET
+
 // func addAVX512(dst, a, b *float32, n int)
 //
-// Sets dst[i] = a[i] + b[i] for i < n, n > 0: 32 elements a step, then 16,
-// then the last n mod 16 under the mask K1 (masked-off lanes are neither
-// read nor written).
+// Sets dst[i] = a[i] + b[i] for i < n, n > 0 (ELEMENTWISE16).
 TEXT ·addAVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R8
 	MOVQ n+24(FP), DX
-	MOVQ DX, CX
-	SHRQ $5, CX
-	JZ   add16
-
-addloop:
-	VMOVUPS (SI), Z0
-	VMOVUPS 64(SI), Z1
-	VADDPS  (R8), Z0, Z0
-	VADDPS  64(R8), Z1, Z1
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	ADDQ    $128, SI
-	ADDQ    $128, R8
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     addloop
-
-add16:
-	TESTQ   $16, DX
-	JZ      addtail
-	VMOVUPS (SI), Z0
-	VADDPS  (R8), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, R8
-	ADDQ    $64, DI
-
-addtail:
-	ANDQ      $15, DX
-	JZ        adddone
-	TAILMASK(DX)
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (R8), K1, Z1
-	VADDPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)
-
-adddone:
-	VZEROUPPER
-	RET
+	ELEMENTWISE16(VADDPS)
 
 // func maxAVX512(x *float32, n int) float32
 //
@@ -586,38 +588,13 @@ gbdone:
 
 // func mulAVX512(dst, a, b *float32, n int)
 //
-// Sets dst[i] = a[i]·b[i] for i < n, n > 0.
+// Sets dst[i] = a[i]·b[i] for i < n, n > 0 (ELEMENTWISE16).
 TEXT ·mulAVX512(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), R8
 	MOVQ n+24(FP), DX
-	MOVQ DX, CX
-	SHRQ $4, CX
-	JZ   multail
-
-mulloop:
-	VMOVUPS (SI), Z0
-	VMULPS  (R8), Z0, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ    $64, SI
-	ADDQ    $64, R8
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     mulloop
-
-multail:
-	ANDQ      $15, DX
-	JZ        muldone
-	TAILMASK(DX)
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (R8), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)
-
-muldone:
-	VZEROUPPER
-	RET
+	ELEMENTWISE16(VMULPS)
 
 // SUM16 adds the 16 float32 at SI, as float64, to the partial sums Z0
 // (lanes 0-7) and Z1 (lanes 8-15), with Z2 and Z3 as scratch, and advances

@@ -255,41 +255,46 @@ amdone:
 	MOVSS        X2, ret+24(FP)
 	RET
 
+// ELEMENTWISE8 sets dst[i] = a[i] OP b[i] for i < n, n = CX = R8 a positive
+// multiple of 8, with dst, a and b at DI, SI and DX: 16
+// elements a step, then the last 8 if n mod 16 is 8; then it returns. Its
+// labels are local to the function that expands it.
+#define ELEMENTWISE8(OP) \
+	SHRQ $4, CX \
+	JZ   ewtail \
+ewloop: \
+	VMOVUPS (SI), Y0 \
+	VMOVUPS 32(SI), Y1 \
+	OP      (DX), Y0, Y0 \
+	OP      32(DX), Y1, Y1 \
+	VMOVUPS Y0, (DI) \
+	VMOVUPS Y1, 32(DI) \
+	ADDQ    $64, SI \
+	ADDQ    $64, DX \
+	ADDQ    $64, DI \
+	DECQ    CX \
+	JNZ     ewloop \
+ewtail: \
+	TESTQ   $8, R8 \
+	JZ      ewdone \
+	VMOVUPS (SI), Y0 \
+	OP      (DX), Y0, Y0 \
+	VMOVUPS Y0, (DI) \
+ewdone: \
+	VZEROUPPER \
+	RET
+
 // func addAVX2(dst, a, b *float32, n int)
 //
-// Sets dst[i] = a[i] + b[i] for i < n, n a positive multiple of 8: 16
-// elements a step, then the last 8 if n mod 16 is 8.
+// Sets dst[i] = a[i] + b[i] for i < n, n a positive multiple of 8
+// (ELEMENTWISE8).
 TEXT ·addAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ n+24(FP), CX
-	SHRQ $4, CX
-	JZ   addtail
-
-addloop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VADDPS  (DX), Y0, Y0
-	VADDPS  32(DX), Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ    $64, SI
-	ADDQ    $64, DX
-	ADDQ    $64, DI
-	DECQ    CX
-	JNZ     addloop
-
-addtail:
-	TESTQ   $8, n+24(FP)
-	JZ      adddone
-	VMOVUPS (SI), Y0
-	VADDPS  (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-
-adddone:
-	VZEROUPPER
-	RET
+	MOVQ CX, R8
+	ELEMENTWISE8(VADDPS)
 
 // func maxAVX2(x *float32, n int) float32
 //
@@ -463,26 +468,15 @@ gbloop:
 
 // func mulAVX2(dst, a, b *float32, n int)
 //
-// Sets dst[i] = a[i]·b[i] for i < n, n a positive multiple of 8.
+// Sets dst[i] = a[i]·b[i] for i < n, n a positive multiple of 8
+// (ELEMENTWISE8).
 TEXT ·mulAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
 	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-
-mulloop:
-	VMOVUPS (SI), Y0
-	VMULPS  (DX), Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, DX
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     mulloop
-
-	VZEROUPPER
-	RET
+	MOVQ CX, R8
+	ELEMENTWISE8(VMULPS)
 
 // func sumLanesAVX2(x *float32, n int, acc *[16]float64)
 //

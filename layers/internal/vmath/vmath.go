@@ -2,9 +2,10 @@
 // the transformer layers: the exponential (softmax) and the softmax's
 // gradient, the exact GELU and its derivative, the row statistics and
 // normalisation of LayerNorm and its backward pass, the AdamW update, the
-// element-wise sum of the residual connections and of gradients, and the
-// float64 logarithm of the attention's log-sum-exp (Log64, with the bits of
-// math.Log).
+// element-wise sum of the residual connections and of gradients and the
+// element-wise product (Mul), the dot products of the attention's rows
+// (Dot4), and the float64 logarithm of the attention's log-sum-exp (Log64,
+// with the bits of math.Log).
 //
 // Three paths implement the kernels (see Path) and the fastest one the CPU
 // supports is chosen at run time: AVX-512 (16 lanes), AVX2 with FMA (8
@@ -99,7 +100,12 @@ func AddMax(x, b []float32) float32 {
 // Add sets dst[i] = a[i] + b[i]: the residual connection's sum and the
 // sum of two gradients. IEEE addition is exact to the bit on every path, so
 // all three give the same result.
-func Add(dst, a, b []float32) {
+func Add(dst, a, b []float32) { elementwise(dst, a, b, addAVX512, addAVX2, addGo) }
+
+// elementwise runs an element-wise kernel of two operands, dst[i] = a[i]
+// op b[i], on the path the CPU supports: avx512 on every element (masked
+// tail), avx2 on the first len&^7 and portable on the rest.
+func elementwise(dst, a, b []float32, avx512, avx2 func(dst, a, b *float32, n int), portable func(dst, a, b []float32)) {
 	checkLen(len(dst), len(a))
 	checkLen(len(dst), len(b))
 	n := len(dst)
@@ -107,14 +113,14 @@ func Add(dst, a, b []float32) {
 	case n == 0 || kernels.Path() == Portable:
 		n = 0
 	case kernels.Path() == AVX512:
-		addAVX512(&dst[0], &a[0], &b[0], n)
+		avx512(&dst[0], &a[0], &b[0], n)
 		return
 	default:
 		if n &^= 7; n > 0 {
-			addAVX2(&dst[0], &a[0], &b[0], n)
+			avx2(&dst[0], &a[0], &b[0], n)
 		}
 	}
-	addGo(dst[n:], a[n:], b[n:])
+	portable(dst[n:], a[n:], b[n:])
 }
 
 // AddTo sets dst[i] += src[i]: for float32 with AddMax (whose maximum is
@@ -308,23 +314,7 @@ func GELUAndGrad(h, d, x []float32) {
 
 // Mul sets dst[i] = a[i]·b[i]. A product of two float32 is exact to the
 // bit whichever code performs it, so all paths give the same result.
-func Mul(dst, a, b []float32) {
-	checkLen(len(dst), len(a))
-	checkLen(len(dst), len(b))
-	n := len(dst)
-	switch {
-	case n == 0 || kernels.Path() == Portable:
-		n = 0
-	case kernels.Path() == AVX512:
-		mulAVX512(&dst[0], &a[0], &b[0], n)
-		return
-	default:
-		if n &^= 7; n > 0 {
-			mulAVX2(&dst[0], &a[0], &b[0], n)
-		}
-	}
-	mulGo(dst[n:], a[n:], b[n:])
-}
+func Mul(dst, a, b []float32) { elementwise(dst, a, b, mulAVX512, mulAVX2, mulGo) }
 
 // Dot4 returns the sum of a[i]·b[i] (b at least as long as a) in a fixed
 // order: four partial sums, s_j of the products of the elements i = j mod 4
