@@ -40,6 +40,67 @@
 	ADDQ         R11, SI \
 	ADDQ         R11, R13
 
+// PSTEP is one k step for an A whose 8 values of a k step are adjacent (rsa
+// = 1: a packed sliver, or a transposed A read in place): each A value is
+// broadcast by the multiply-add itself ({1to16}), so that the load and the
+// multiply-add go through the front end as one micro-fused operation (an
+// indexed address would split them; these have none). B0 and B1 are the
+// addresses of the step's 32 B values; SI then advances by R11 (csa bytes).
+// Each accumulator gets one multiply-add of the same operands per k step, in
+// the order of k, as in KSTEP8: the same bits.
+#define PSTEP(B0, B1) \
+	VMOVUPS          B0, Z16 \
+	VMOVUPS          B1, Z17 \
+	VFMADD231PS.BCST (SI), Z16, Z0 \
+	VFMADD231PS.BCST (SI), Z17, Z1 \
+	VFMADD231PS.BCST 4(SI), Z16, Z2 \
+	VFMADD231PS.BCST 4(SI), Z17, Z3 \
+	VFMADD231PS.BCST 8(SI), Z16, Z4 \
+	VFMADD231PS.BCST 8(SI), Z17, Z5 \
+	VFMADD231PS.BCST 12(SI), Z16, Z6 \
+	VFMADD231PS.BCST 12(SI), Z17, Z7 \
+	VFMADD231PS.BCST 16(SI), Z16, Z8 \
+	VFMADD231PS.BCST 16(SI), Z17, Z9 \
+	VFMADD231PS.BCST 20(SI), Z16, Z10 \
+	VFMADD231PS.BCST 20(SI), Z17, Z11 \
+	VFMADD231PS.BCST 24(SI), Z16, Z12 \
+	VFMADD231PS.BCST 24(SI), Z17, Z13 \
+	VFMADD231PS.BCST 28(SI), Z16, Z14 \
+	VFMADD231PS.BCST 28(SI), Z17, Z15 \
+	ADDQ             R11, SI
+
+// RSTEP is one k step for an A whose rows are contiguous in k (csa = 1: a
+// row-major A read in place), D bytes past SI and R13 (the loop advances
+// them every four steps, so a step adds no pointer): KSTEP8's broadcasts
+// and multiply-adds, with B at B0 and B1.
+#define RSTEP(D, B0, B1) \
+	VMOVUPS      B0, Z16 \
+	VMOVUPS      B1, Z17 \
+	VBROADCASTSS D(SI), Z18 \
+	VFMADD231PS  Z16, Z18, Z0 \
+	VFMADD231PS  Z17, Z18, Z1 \
+	VBROADCASTSS D(SI)(R10*1), Z19 \
+	VFMADD231PS  Z16, Z19, Z2 \
+	VFMADD231PS  Z17, Z19, Z3 \
+	VBROADCASTSS D(SI)(R10*2), Z18 \
+	VFMADD231PS  Z16, Z18, Z4 \
+	VFMADD231PS  Z17, Z18, Z5 \
+	VBROADCASTSS D(SI)(R12*1), Z19 \
+	VFMADD231PS  Z16, Z19, Z6 \
+	VFMADD231PS  Z17, Z19, Z7 \
+	VBROADCASTSS D(SI)(R10*4), Z18 \
+	VFMADD231PS  Z16, Z18, Z8 \
+	VFMADD231PS  Z17, Z18, Z9 \
+	VBROADCASTSS D(R13), Z19 \
+	VFMADD231PS  Z16, Z19, Z10 \
+	VFMADD231PS  Z17, Z19, Z11 \
+	VBROADCASTSS D(SI)(R12*2), Z18 \
+	VFMADD231PS  Z16, Z18, Z12 \
+	VFMADD231PS  Z17, Z18, Z13 \
+	VBROADCASTSS D(R13)(R10*2), Z19 \
+	VFMADD231PS  Z16, Z19, Z14 \
+	VFMADD231PS  Z17, Z19, Z15
+
 // The store macros write one row of the tile, held in Z0_ (columns 0-15)
 // and Z1_ (columns 16-31), to the C row at R9 and advance R9 by ldc (R8
 // bytes): C = alpha*acc + beta*C with alpha in Z30 and beta in Z31. The
@@ -128,8 +189,20 @@
 // Register use: CX slivers left, AX the current A sliver, DX its C tile, R8
 // ldc, R10 rsa, R11 csa, R12 3*rsa, R14 ldb (all strides in bytes), SI and
 // R13 rows 0 and 5 of A at the current k step, DI B at the current k step,
-// BX a counter, R15 the next line to prefetch, Z0-Z15 the accumulators,
-// Z16-Z19 B and A values, Z30 alpha, Z31 beta, K1 and K2 the column masks.
+// BX a counter, R15 the next line to prefetch, R9 3*ldb in the k loops and
+// the C row being stored after them, Z0-Z15 the accumulators, Z16-Z19 B and
+// A values, Z30 alpha, Z31 beta, K1 and K2 the column masks.
+//
+// The k steps go four at a time through one of three loops: loopP4 when the
+// 8 A values of a step are adjacent (rsa = 1: packed A, or transposed A read
+// in place), loopR4 when A's rows are contiguous in k (csa = 1: row-major A
+// read in place), loop4 otherwise; the last kc%4 steps go through loop1. The
+// first two issue fewer operations per step than loop4 (no pointer adds
+// inside a round; loopP4 also folds each broadcast into its multiply-add).
+// Measured on an Intel Xeon (family 6, model 207), two threads, toggled in
+// one process: the tiny model's linear-layer products 1.01-1.08x faster and
+// its weight gradient of 512 rows 1.23x, the tiny training step 1.020x
+// (80 alternating sets, 55 faster). All three give the same bits.
 TEXT ·kernel8x32(SB), NOSPLIT, $8-120
 	FLUSHDENORMALS
 	MOVQ    pf+112(FP), R15
@@ -186,9 +259,16 @@ prefetch:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 
+	// loopP4 and loopR4 read the four B rows of a round at DI, DI+ldb,
+	// DI+2*ldb and DI+3*ldb (R9), and advance DI once a round.
+	LEAQ (R14)(R14*2), R9
 	MOVQ kc+8(FP), BX
 	SHRQ $2, BX
 	JZ   tail
+	CMPQ R10, $4
+	JEQ  loopP4
+	CMPQ R11, $4
+	JEQ  loopR4
 
 loop4:
 	KSTEP8
@@ -199,6 +279,34 @@ loop4:
 	KSTEP8
 	DECQ       BX
 	JNZ        loop4
+	JMP        tail
+
+loopP4:
+	PSTEP((DI), 64(DI))
+	PSTEP((DI)(R14*1), 64(DI)(R14*1))
+	PREFETCHT1 (R15)
+	ADDQ       $64, R15
+	PSTEP((DI)(R14*2), 64(DI)(R14*2))
+	PSTEP((DI)(R9*1), 64(DI)(R9*1))
+	LEAQ       (DI)(R14*4), DI
+	DECQ       BX
+	JNZ        loopP4
+	LEAQ       (SI)(R10*4), R13 // row 5 at the tail's first k step
+	ADDQ       R10, R13
+	JMP        tail
+
+loopR4:
+	RSTEP(0, (DI), 64(DI))
+	RSTEP(4, (DI)(R14*1), 64(DI)(R14*1))
+	PREFETCHT1 (R15)
+	ADDQ       $64, R15
+	RSTEP(8, (DI)(R14*2), 64(DI)(R14*2))
+	RSTEP(12, (DI)(R9*1), 64(DI)(R9*1))
+	LEAQ       (DI)(R14*4), DI
+	ADDQ       $16, SI
+	ADDQ       $16, R13
+	DECQ       BX
+	JNZ        loopR4
 
 tail:
 	MOVQ kc+8(FP), BX

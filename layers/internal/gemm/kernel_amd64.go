@@ -44,7 +44,8 @@ func kernel6x16L(nsl, kc int, a *float32, rsa, csa, asl int, b, c *float32, ldc 
 // is zero (either sign) C is not read at all. All 8 rows of every A_s and
 // all 32 columns of B are read, so they must be readable (pad partial
 // slivers). The accumulators are Z0-Z15 (row i in Z(2i), Z(2i+1)); each k
-// step loads 32 B values into Z16-Z17 and broadcasts the 8 A values. With
+// step loads 32 B values into Z16-Z17 and broadcasts the 8 A values (with
+// a shorter loop when rsa or csa is 1; the same bits either way). With
 // a bias (not nil: the tile's 32 columns of it, the masked ones read), C =
 // alpha*acc + bias, C is not read and beta is not used. Every four k steps
 // it prefetches the next 64-byte line from pf on into L2 (see
