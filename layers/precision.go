@@ -87,11 +87,11 @@ func BF16Notice() string {
 }
 
 // gemmIn is gemmAll in precision p (float64 products are always exact
-// float64 ones); in bf16, then runs on the whole of C after the product.
+// float64 ones); in bf16, then runs on each chunk of rows of C as the
+// product finishes it (bf16.GemmThen).
 func gemmIn[T float](p Precision, tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int, then gemm.Epilogue) {
 	if a32, ok := any(a).([]float32); ok && p == BF16 {
-		bf16.Gemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, runtime.GOMAXPROCS(0))
-		thenWhole(then, m, n)
+		bf16.GemmThen(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc, runtime.GOMAXPROCS(0), then)
 		return
 	}
 	gemmAll(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, then)
@@ -110,8 +110,7 @@ func gemmBiasIn[T float](p Precision, n, m, k int, x, w, b, y []T, then gemm.Epi
 	}
 	w32, b32, y32 := any(w).([]float32), any(b).([]float32), any(y).([]float32)
 	if p == BF16 {
-		bf16.GemmBias(false, false, n, m, k, 1, x32, k, w32, m, b32, y32, m, runtime.GOMAXPROCS(0))
-		thenWhole(then, n, m)
+		bf16.GemmBiasThen(false, false, n, m, k, 1, x32, k, w32, m, b32, y32, m, runtime.GOMAXPROCS(0), then)
 		return true
 	}
 	return sgemmBias(n, m, k, x32, w32, b32, y32, then)

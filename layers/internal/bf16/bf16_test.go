@@ -3,6 +3,7 @@ package bf16
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/simd"
@@ -348,6 +349,68 @@ func TestGemmBiasEqualsCopiedBias(t *testing.T) {
 				for j := range got {
 					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
 						t.Fatalf("%+v, %v, %d goroutines: element %d: %v, copied bias and beta 1 give %v", s, p, threads, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// GemmThen and GemmBiasThen give the bits of Gemm and GemmBias followed by
+// the epilogue on the whole of C, and call it on disjoint ranges of whole
+// rows that cover C once, on one goroutine and on four (several chunks),
+// and on products with k = 0.
+func TestGemmThenChunks(t *testing.T) {
+	defer func(f float64) { minParallelFlops = f }(minParallelFlops)
+	minParallelFlops = 0
+	for i, s := range append(shapes(), shape{false, false, 5, 7, 0, 1, 1}, shape{false, false, 300, 40, 64, 1, 0}) {
+		r := rand.New(rand.NewPCG(uint64(i), 11))
+		ar, ac, br, bc := s.stored()
+		a, b := randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
+		bias, c0 := randMatrix(r, 1, s.n), randMatrix(r, s.m, s.n+5)
+		ldc := s.n + 5
+		square := func(c []float32) func(i0, i1, j0, j1 int) {
+			return func(i0, i1, j0, j1 int) {
+				for i := i0; i < i1; i++ {
+					for j := j0; j < j1; j++ {
+						c[i*ldc+j] = c[i*ldc+j]*c[i*ldc+j] + 1
+					}
+				}
+			}
+		}
+		for _, withBias := range []bool{false, true} {
+			want := append([]float32(nil), c0...)
+			if withBias {
+				GemmBias(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, bias, want, ldc, 1)
+			} else {
+				Gemm(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, s.beta, want, ldc, 1)
+			}
+			square(want)(0, s.m, 0, s.n)
+			for _, threads := range []int{1, 4} {
+				got := append([]float32(nil), c0...)
+				calls := make([]atomic.Int32, s.m)
+				then := func(i0, i1, j0, j1 int) {
+					if j0 != 0 || j1 != s.n || i0 >= i1 {
+						t.Errorf("%+v: epilogue on rows %d..%d, columns %d..%d", s, i0, i1, j0, j1)
+					}
+					for i := i0; i < i1; i++ {
+						calls[i].Add(1)
+					}
+					square(got)(i0, i1, j0, j1)
+				}
+				if withBias {
+					GemmBiasThen(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, bias, got, ldc, threads, then)
+				} else {
+					GemmThen(s.transA, s.transB, s.m, s.n, s.k, s.alpha, a, ac+3, b, bc+1, s.beta, got, ldc, threads, then)
+				}
+				for i := range calls {
+					if n := calls[i].Load(); n != 1 {
+						t.Fatalf("%+v, bias %v, %d goroutines: row %d had the epilogue %d times", s, withBias, threads, i, n)
+					}
+				}
+				for j := range got {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("%+v, bias %v, %d goroutines: element %d: %v, the product then the epilogue give %v", s, withBias, threads, j, got[j], want[j])
 					}
 				}
 			}

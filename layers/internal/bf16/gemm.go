@@ -54,7 +54,18 @@ var minParallelFlops = float64(1 << 22)
 // whatever the number. It panics if a dimension is negative or a slice is
 // too short for its matrix.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int) {
-	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, threads)
+	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, threads, nil)
+}
+
+// GemmThen is Gemm followed by then (nil for none) on each chunk of rows of
+// C, all n columns, as soon as the chunk is finished, by the goroutine that
+// computed it, while the chunk is in that core's cache: then(i0, i1, 0, n)
+// for disjoint row ranges that cover the m rows, possibly concurrently.
+// (An elementwise pass over a product's result, such as GELU, then runs on
+// every core and reads the result from cache, instead of running on one
+// core over the whole of C afterwards.)
+func GemmThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, threads int, then gemm.Epilogue) {
+	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, nil, c, ldc, threads, then)
 }
 
 // GemmBias computes C = alpha*Round(op(A))*Round(op(B)) + bias, bias (n
@@ -63,12 +74,18 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 // 1, without that pass over C: the kernel adds the bias as it stores the
 // first k block. It panics as Gemm does, and if bias is shorter than n.
 func GemmBias(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int, threads int) {
-	_ = bias[:n]
-	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias, c, ldc, threads)
+	GemmBiasThen(transA, transB, m, n, k, alpha, a, lda, b, ldb, bias, c, ldc, threads, nil)
 }
 
-// product is Gemm, and GemmBias when bias is not nil (beta is then 1).
-func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int) {
+// GemmBiasThen is GemmBias with an epilogue, called as GemmThen calls it.
+func GemmBiasThen(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int, threads int, then gemm.Epilogue) {
+	_ = bias[:n]
+	product(transA, transB, m, n, k, alpha, a, lda, b, ldb, 1, bias, c, ldc, threads, then)
+}
+
+// product is Gemm, and GemmBias when bias is not nil (beta is then 1);
+// then (nil for none) gets each finished chunk of rows.
+func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int, then gemm.Epilogue) {
 	gemm.CheckArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
 		return
@@ -78,15 +95,17 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 			for i := range m {
 				copy(c[i*ldc:i*ldc+n], bias)
 			}
-			return
+		} else {
+			gemm.ScaleC(m, n, beta, c, ldc)
 		}
-		gemm.ScaleC(m, n, beta, c, ldc)
+		finish(then, 0, m, n)
 		return
 	}
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		bp := packB(transB, n, k, b, ldb, 1)
 		defer words.put(bp)
 		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
+		finish(then, 0, m, n)
 		return
 	}
 	bp := packB(transB, n, k, b, ldb, threads)
@@ -109,8 +128,16 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 			}
 			lo, hi := ch*per*MR, min(m, (ch+1)*per*MR)
 			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
+			finish(then, lo, hi, n)
 		}
 	})
+}
+
+// finish calls then (if any) on rows lo..hi-1 of C, all n columns.
+func finish(then gemm.Epilogue, lo, hi, n int) {
+	if then != nil && lo < hi {
+		then(lo, hi, 0, n)
+	}
 }
 
 // The row chunks of a parallel product: about chunksPerThread for each
