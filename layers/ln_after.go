@@ -26,7 +26,8 @@ import (
 // The LayerNorm's SymDiff sets it up when the gradient it receives is a
 // linear layer's dx op. It runs only when both ops borrow their outputs from
 // a graph's Buffers (the output arrays are swapped between the two ops; see
-// take), on float32 in fp32; otherwise the two ops run as two.
+// take), on float32 (in fp32 and in bf16, whose product calls the epilogue
+// on chunks of whole rows); otherwise the two ops run as two.
 type lnAfter struct {
 	lin *linearGradOp    // the product: the linear layer's dx
 	ln  *layerNormGradOp // the LayerNorm's x gradient, which reads lin's output
@@ -43,12 +44,12 @@ type lnAfter struct {
 }
 
 // start readies a fused run on c, the product's output (rows x d), and
-// reports whether it can run: float32 in fp32 on pooled outputs, with the
+// reports whether it can run: float32 on pooled outputs, with the
 // LayerNorm's forward input, gamma and statistics of this run at hand.
 func (f *lnAfter) start(c *tensor.Dense) bool {
 	f.out = nil
 	fwd := f.ln.fwd
-	if f.lin.prec != FP32 || f.lin.pool == nil || f.ln.pool == nil || c.Dtype() != tensor.Float32 || len(fwd.ins) < 2 {
+	if f.lin.pool == nil || f.ln.pool == nil || c.Dtype() != tensor.Float32 || len(fwd.ins) < 2 {
 		return false
 	}
 	rows, d := c.Shape()[0], c.Shape()[1]

@@ -85,8 +85,9 @@ func runLNLinear(t *testing.T, pooled bool, p Precision, runs int, vals [][]floa
 // the LayerNorm's rows finished by blocks of the product that straddle
 // them, or that hold a part of their columns), the serial blocked path and
 // the small-M path (the whole product at once), for rows the assembly takes
-// (d a multiple of 16) and rows it leaves to Go. It runs only on pooled
-// outputs in fp32.
+// (d a multiple of 16) and rows it leaves to Go, in fp32 and in bf16 (whose
+// product hands its epilogue chunks of whole rows). It runs only on pooled
+// outputs.
 func TestLayerNormBackwardInProduct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, tc := range []struct {
@@ -100,7 +101,9 @@ func TestLayerNormBackwardInProduct(t *testing.T) {
 		{300, 40, 24, FP32},    // rows of 40: the LayerNorm in Go
 		{100, 16, 48, FP32},    // one goroutine, blocks of rows
 		{3, 16, 24, FP32},      // the small-M path
-		{2048, 128, 384, BF16}, // not fused
+		{2048, 128, 384, BF16}, // the bf16 product's chunks of rows
+		{1000, 128, 512, BF16},
+		{300, 40, 24, BF16}, // below the bf16 product's parallel size: the whole product at once
 	} {
 		t.Run(fmt.Sprintf("n=%d,d=%d,m=%d,%v", tc.n, tc.d, tc.m, tc.p), func(t *testing.T) {
 			shapes := [][]int{{tc.n, tc.d}, {tc.d}, {tc.d}, {tc.d, tc.m}, {tc.m}, {tc.n, tc.m}}
@@ -121,8 +124,8 @@ func TestLayerNormBackwardInProduct(t *testing.T) {
 				t.Fatal("fused without Buffers")
 			}
 			for r, got := range runLNLinear(t, true, tc.p, 2, vals, shapes) {
-				if got.fused != (tc.p == FP32) {
-					t.Fatalf("run %d: fused %v, want %v", r, got.fused, tc.p == FP32)
+				if !got.fused {
+					t.Fatalf("run %d: not fused", r)
 				}
 				for i, name := range []string{"dx", "dgamma", "dbeta", "dW", "db"} {
 					mustSameBits(t, fmt.Sprintf("run %d: %s", r, name), got.grads[i], want.grads[i])
