@@ -481,16 +481,27 @@ geludone:
 	VZEROUPPER
 	RET
 
+// GELUPHI16 sets XC to the x in Z0 (clamped below to -MaxFloat32 already)
+// clamped above to MaxFloat32, and Z5 = Φ(XC), Z3 = e^(-XC²/2) and Z4 =
+// erfc(|XC|/√2)/2, using Z1 and Z2: GELUPHI of kernel_amd64.s on 16 lanes.
+#define GELUPHI16(XC) \
+	VMINPS Z0, Z8, XC \
+	HALFERFC16(XC, Z3, Z4, Z1, Z2, Z5) \
+	CDF16(XC, Z4, Z5)
+
+// GELUDERIV16 turns Z5 = Φ(XC) into GELU'(XC) from Z3 of GELUPHI16, as
+// GELUDERIV does.
+#define GELUDERIV16(XC) \
+	VMULPS      Z3, XC, Z3 \
+	VFMADD231PS Z10, Z3, Z5
+
 // GELUGRAD16 sets Z5 = Z6·GELU'(Z0) as geluGradAVX2 does; Z0 is clamped
 // first.
 #define GELUGRAD16 \
-	VMAXPS      Z0, Z9, Z0 \
-	VMINPS      Z0, Z8, Z0 \
-	HALFERFC16(Z0, Z3, Z4, Z1, Z2, Z5) \
-	CDF16(Z0, Z4, Z5) \
-	VMULPS      Z3, Z0, Z3 \
-	VFMADD231PS Z10, Z3, Z5 \
-	VMULPS      Z6, Z5, Z5
+	VMAXPS Z0, Z9, Z0 \
+	GELUPHI16(Z0) \
+	GELUDERIV16(Z0) \
+	VMULPS Z6, Z5, Z5
 
 // func geluGradAVX512(dst, x, dy *float32, n int)
 //
@@ -537,13 +548,10 @@ ggdone:
 // ±MaxFloat32 (Z7): GELU16 clamps only below, which differs at +Inf alone,
 // where Φ is exactly 1 either way (e^(-x²/2) is 0 and 1/(1 + p|x|) finite).
 #define GELUBOTH16 \
-	VMAXPS      Z0, Z9, Z0 \
-	VMINPS      Z0, Z8, Z7 \
-	HALFERFC16(Z7, Z3, Z4, Z1, Z2, Z5) \
-	CDF16(Z7, Z4, Z5) \
-	VMULPS      Z0, Z5, Z6 \
-	VMULPS      Z3, Z7, Z3 \
-	VFMADD231PS Z10, Z3, Z5
+	VMAXPS Z0, Z9, Z0 \
+	GELUPHI16(Z7) \
+	VMULPS Z0, Z5, Z6 \
+	GELUDERIV16(Z7)
 
 // func geluBothAVX512(h, d, x *float32, n int)
 //

@@ -391,6 +391,22 @@ geluloop:
 	VZEROUPPER
 	RET
 
+// GELUPHI clamps the x in Y0 to ±MaxFloat32 in place (Y7 -MaxFloat32, Y6
+// MaxFloat32: x·e^(-x²/2) is then 0 rather than NaN at ±Inf) and sets Y5 =
+// Φ(x), Y3 = e^(-x²/2) and Y4 = erfc(|x|/√2)/2, using Y1 and Y2 (HALFERFC).
+#define GELUPHI \
+	VMAXPS    Y0, Y7, Y0 \
+	VMINPS    Y0, Y6, Y0 \
+	HALFERFC(Y0, Y3, Y4, Y1, Y2, Y5) \
+	VSUBPS    Y4, Y12, Y5 \
+	VBLENDVPS Y0, Y4, Y5, Y5
+
+// GELUDERIV turns Y5 = Φ(x) into GELU'(x) = Φ(x) + x·e^(-x²/2)/√(2π),
+// from the clamped x in Y0 and Y3 = e^(-x²/2) of GELUPHI (Y3 clobbered).
+#define GELUDERIV \
+	VMULPS      Y3, Y0, Y3 \
+	VFMADD231PS invSqrt2Pi<>(SB), Y3, Y5
+
 // func geluGradAVX2(dst, x, dy *float32, n int)
 //
 // Sets dst[i] = dy[i]·(Φ(x[i]) + x[i]·e^(-x[i]²/2)/√(2π)) for i < n, n a
@@ -407,21 +423,16 @@ TEXT ·geluGradAVX2(SB), NOSPLIT, $0-32
 	SHRQ    $3, CX
 
 ggloop:
-	VMOVUPS     (SI), Y0
-	VMAXPS      Y0, Y7, Y0
-	VMINPS      Y0, Y6, Y0
-	HALFERFC(Y0, Y3, Y4, Y1, Y2, Y5)
-	VSUBPS      Y4, Y12, Y5
-	VBLENDVPS   Y0, Y4, Y5, Y5
-	VMULPS      Y3, Y0, Y3
-	VFMADD231PS invSqrt2Pi<>(SB), Y3, Y5
-	VMULPS      (DX), Y5, Y5
-	VMOVUPS     Y5, (DI)
-	ADDQ        $32, SI
-	ADDQ        $32, DX
-	ADDQ        $32, DI
-	DECQ        CX
-	JNZ         ggloop
+	VMOVUPS (SI), Y0
+	GELUPHI
+	GELUDERIV
+	VMULPS  (DX), Y5, Y5
+	VMOVUPS Y5, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     ggloop
 
 	VZEROUPPER
 	RET
@@ -445,23 +456,18 @@ TEXT ·geluBothAVX2(SB), NOSPLIT, $0-32
 	SHRQ    $3, CX
 
 gbloop:
-	VMOVUPS     (SI), Y0
-	VMAXPS      Y0, Y7, Y0
-	VMINPS      Y0, Y6, Y0
-	HALFERFC(Y0, Y3, Y4, Y1, Y2, Y5)
-	VSUBPS      Y4, Y12, Y5
-	VBLENDVPS   Y0, Y4, Y5, Y5
-	VMAXPS      (SI), Y7, Y1
-	VMULPS      Y1, Y5, Y4
-	VMULPS      Y3, Y0, Y3
-	VFMADD231PS invSqrt2Pi<>(SB), Y3, Y5
-	VMOVUPS     Y4, (DI)
-	VMOVUPS     Y5, (DX)
-	ADDQ        $32, SI
-	ADDQ        $32, DX
-	ADDQ        $32, DI
-	DECQ        CX
-	JNZ         gbloop
+	VMOVUPS (SI), Y0
+	GELUPHI
+	VMAXPS  (SI), Y7, Y1
+	VMULPS  Y1, Y5, Y4
+	GELUDERIV
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, (DX)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     gbloop
 
 	VZEROUPPER
 	RET
