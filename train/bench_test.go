@@ -2,10 +2,13 @@ package train
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 )
 
@@ -99,6 +102,88 @@ func benchTrainStepConfig(b *testing.B, path, pos string) { benchTrainStepTimed(
 // benchTrainStepTimed is benchTrainStepConfig that also adds the wall time
 // of the graph's ops in the timed steps to times (nil: no timing).
 func benchTrainStepTimed(b *testing.B, path, pos string, times model.OpTimes) {
+	sb := newStepBench(b, path, pos)
+	defer sb.close()
+	sb.g.TimeOps(times)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sb.run(b, i)
+	}
+	tps := float64(b.N*sb.tokens) / b.Elapsed().Seconds()
+	b.ReportMetric(tps, "tokens/s")
+	b.ReportMetric(tps*sb.flopsPerToken/1e9, "GFLOP/s")
+}
+
+// BenchmarkTrainStepPeakFraction is BenchmarkTrainStepTiny and
+// BenchmarkTrainStepSmall with the fraction of peak taken step by step:
+// before each timed step and after the last, the timer stopped, it measures
+// the two-core FMA peak for 25 ms (layers.FMAPeak); a step's GFLOP/s over
+// the mean of the peaks just before and after it is that step's fraction.
+// It reports the medians of the fractions ("%peak"), of the steps' GFLOP/s
+// and of the peaks ("peak-GFLOP/s"), and logs each step's pair. On a
+// machine whose speed moves with other guests' load, a step set beside a
+// peak measured in another benchmark, seconds or minutes away, can be off
+// by a factor of two; here both see the same moment. Run with -benchtime
+// 20x (tiny) or 5x (small).
+func BenchmarkTrainStepPeakFraction(b *testing.B) {
+	for _, c := range []struct{ name, path string }{{"tiny", "../configs/tiny.yaml"}, {"small", "../configs/small.yaml"}} {
+		b.Run(c.name, func(b *testing.B) {
+			sb := newStepBench(b, c.path, "")
+			defer sb.close()
+			const window = 25 * time.Millisecond
+			flops := float64(sb.tokens) * sb.flopsPerToken
+			peaks := []float64{layers.FMAPeak(window)}
+			var rates, fractions []float64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				sb.run(b, i)
+				rate := flops / time.Since(t0).Seconds() / 1e9
+				b.StopTimer()
+				peaks = append(peaks, layers.FMAPeak(window))
+				b.StartTimer()
+				rates = append(rates, rate)
+				fractions = append(fractions, rate/((peaks[i]+peaks[i+1])/2))
+			}
+			pairs := make([]string, len(rates))
+			for i, r := range rates {
+				pairs[i] = fmt.Sprintf("%.0f/%.0f", r, (peaks[i]+peaks[i+1])/2)
+			}
+			b.Logf("each step's GFLOP/s / the peak around it: %s", strings.Join(pairs, " "))
+			b.ReportMetric(100*median(fractions), "%peak")
+			b.ReportMetric(median(rates), "GFLOP/s")
+			b.ReportMetric(median(peaks), "peak-GFLOP/s")
+		})
+	}
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count); xs is reordered.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// stepBench is the training step of a config on a fixed batch, ready to be
+// timed: the graph and the state behind it after one untimed step (which
+// allocates the graph's buffers and takes their page faults, as the
+// training loop's tokens/s leaves them out too).
+type stepBench struct {
+	g             *model.Graph
+	step          *stepper
+	cfg           Config
+	x, y          []int
+	tokens        int     // a step's tokens
+	flopsPerToken float64 // a training step's, model.Config.FLOPsPerToken
+}
+
+// newStepBench sets up the training step of the config at path with the
+// position scheme or precision pos (see benchTrainStepConfig).
+func newStepBench(b *testing.B, path, pos string) *stepBench {
 	cfg, err := LoadConfig(path)
 	if err != nil {
 		b.Fatal(err)
@@ -121,23 +206,21 @@ func benchTrainStepTimed(b *testing.B, path, pos string, times model.OpTimes) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer g.Close()
-	step := newStepper(st.model, st.opt, g)
-	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
-	st.sampler.Next(x, y)
-	// One untimed step first: it allocates the graph's buffers (and takes
-	// their page faults), which the training loop's tokens/s leaves out too.
-	if _, _, err := step.run(x, y, t.Clip, t.LRAt(0)); err != nil {
+	sb := &stepBench{g: g, step: newStepper(st.model, st.opt, g), cfg: cfg,
+		x: make([]int, t.Batch*L), y: make([]int, t.Batch*L), tokens: t.Batch * L,
+		flopsPerToken: cfg.Model.FLOPsPerToken(L, true)}
+	st.sampler.Next(sb.x, sb.y)
+	sb.run(b, 0)
+	return sb
+}
+
+// run runs the step with the learning rate of step i.
+func (sb *stepBench) run(b *testing.B, i int) {
+	t := sb.cfg.Train
+	if _, _, err := sb.step.run(sb.x, sb.y, t.Clip, t.LRAt(i)); err != nil {
 		b.Fatal(err)
 	}
-	g.TimeOps(times)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := step.run(x, y, t.Clip, t.LRAt(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	tps := float64(b.N*t.Batch*L) / b.Elapsed().Seconds()
-	b.ReportMetric(tps, "tokens/s")
-	b.ReportMetric(tps*cfg.Model.FLOPsPerToken(L, true)/1e9, "GFLOP/s")
 }
+
+// close releases the graph.
+func (sb *stepBench) close() { sb.g.Close() }

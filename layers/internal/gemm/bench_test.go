@@ -114,64 +114,6 @@ func forEachPathBench(b *testing.B, f func(b *testing.B, p Path)) {
 	}
 }
 
-// peakIters is the number of iterations of one call of an FMA loop.
-const peakIters = 1 << 14
-
-// peakLoop runs one call of the FMA loop of path p and returns its number of
-// floating-point operations. The portable loop is scalar Go: 12 independent
-// multiply-add chains (Go does not fuse them on amd64).
-func peakLoop(p Path) float64 {
-	switch p {
-	case AVX2:
-		fmaPeakAVX2(peakIters)
-		return peakIters * 192
-	case AVX512:
-		fmaPeakAVX512(peakIters)
-		return peakIters * 768
-	}
-	peakSink = peakGo(peakIters, peakSink)
-	return peakIters * 24
-}
-
-// peakSink keeps the result of the portable loop alive.
-var peakSink float32
-
-// peakGo runs n iterations of 12 independent float32 multiply-adds, in
-// local variables so that they stay in registers.
-func peakGo(n int, x float32) float32 {
-	a0, a1, a2, a3, a4, a5 := x, x+1, x+2, x+3, x+4, x+5
-	a6, a7, a8, a9, a10, a11 := x+6, x+7, x+8, x+9, x+10, x+11
-	const m, c = 0.999, 1e-3
-	for range n {
-		a0, a1, a2, a3, a4, a5 = a0*m+c, a1*m+c, a2*m+c, a3*m+c, a4*m+c, a5*m+c
-		a6, a7, a8, a9, a10, a11 = a6*m+c, a7*m+c, a8*m+c, a9*m+c, a10*m+c, a11*m+c
-	}
-	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11
-}
-
-// runPeak runs the FMA loop of path p on threads goroutines for about d and
-// returns the aggregate GFLOP/s.
-func runPeak(p Path, threads int, d time.Duration) float64 {
-	var wg sync.WaitGroup
-	flops := make([]float64, threads)
-	start := time.Now()
-	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Since(start) < d {
-				flops[t] += peakLoop(p)
-			}
-		}()
-	}
-	wg.Wait()
-	var total float64
-	for _, f := range flops {
-		total += f
-	}
-	return total / time.Since(start).Seconds() / 1e9
-}
-
 var (
 	peakMu    sync.Mutex
 	peakCache = map[[2]int]float64{}
@@ -196,27 +138,36 @@ func peakGFLOPS(p Path, threads int) float64 {
 	return best
 }
 
+// peakSink keeps the results of the portable loop alive.
+var peakSink float32
+
 // BenchmarkPeak measures the peak FMA throughput of each path on one core
 // (t1) and on GOMAXPROCS cores.
 func BenchmarkPeak(b *testing.B) {
 	forEachPathBench(b, func(b *testing.B, p Path) {
 		b.Run("t1", func(b *testing.B) {
 			var flops float64
+			var x float32
 			for b.Loop() {
-				flops += peakLoop(p)
+				f, y := peakLoop(p, x)
+				flops, x = flops+f, y
 			}
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			peakSink = x
 		})
 		b.Run(fmt.Sprintf("t%d", runtime.GOMAXPROCS(0)), func(b *testing.B) {
 			var mu sync.Mutex
 			var flops float64
 			b.RunParallel(func(pb *testing.PB) {
 				var f float64
+				var x float32
 				for pb.Next() {
-					f += peakLoop(p)
+					g, y := peakLoop(p, x)
+					f, x = f+g, y
 				}
 				mu.Lock()
 				flops += f
+				peakSink += x
 				mu.Unlock()
 			})
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
