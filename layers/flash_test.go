@@ -721,10 +721,11 @@ func TestFlashForwardMemoryLinear(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	allocated := after.TotalAlloc - before.TotalAlloc
 	t.Logf("T=%d: forward allocated %d bytes (T*T*4 = %d)", qLen, allocated, qLen*qLen*4)
-	// One score tile per worker plus gemm's packing buffers and goroutines:
-	// independent of T.
+	// One score tile per worker, the transposed key tiles a worker keeps
+	// (at most flash.KeyTilesBytes) and one more, plus gemm's packing
+	// buffers and goroutines: independent of T.
 	bq, bk := flash.Tiles(qLen, qLen, flash.Opts{})
-	if limit := uint64(1<<20 + workers()*bq*bk*4); allocated > limit {
+	if limit := uint64(1<<20 + workers()*(bq*bk*4+flash.KeyTilesBytes+bk*dHead*4)); allocated > limit {
 		t.Errorf("forward allocated %d bytes, want < %d", allocated, limit)
 	}
 	// Spot rows: the first, some middle ones and the last, against the
@@ -769,6 +770,46 @@ func TestFlashTiles(t *testing.T) {
 		bq, bk := flash.Tiles(tc.qLen, tc.kLen, tc.opt)
 		if bq != tc.bq || bk != tc.bk {
 			t.Errorf("flash.Tiles(%d, %d, %+v) = %d, %d; want %d, %d", tc.qLen, tc.kLen, tc.opt, bq, bk, tc.bq, tc.bk)
+		}
+	}
+}
+
+// The forward pass packs a head's transposed key tiles once for all its
+// query tiles and keeps them in the worker's scratch (up to
+// flash.KeyTilesBytes, then packs again per query tile). With key tiles of
+// 64 (each product one k block), a row's output does not depend on how the
+// rows are grouped into query tiles, so query tiles of 16 (every key tile
+// reused by many) must give the bits of one query tile per head (no reuse),
+// also for keys that changed in place between calls sharing a scratch, and
+// past the kept tiles (8320 keys: 130 tiles of 8 KiB, 128 kept).
+func TestFlashForwardKeyTilesReused(t *testing.T) {
+	for _, fc := range []flashCase{{nSeq: 2, qLen: 300, heads: 2, dHead: 32}, {nSeq: 1, qLen: 8320, heads: 1, dHead: 32}} {
+		if fc.qLen > 1000 && testing.Short() {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(41, 42))
+		p := newFlashProblem[float32](rng, fc, true)
+		bias := alibiKernelBias[float32](position.AlibiSlopes(fc.heads), fc.kLen())
+		lse := make([]float32, fc.lseLen())
+		var shared any
+		run := func(bq int, scratch *any) []float32 {
+			flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, flash.Opts{BlockQ: bq, BlockK: 64, Scratch: scratch})
+			return append([]float32(nil), p.o...)
+		}
+		for call := range 2 {
+			if call == 1 { // new keys at the same addresses
+				d := fc.d()
+				for i := d; i < len(p.qkv); i += 3 * d {
+					for j := range d {
+						p.qkv[i+j] = float32(rng.NormFloat64())
+					}
+				}
+			}
+			whole := run(fc.qLen, nil)
+			tiled := run(16, &shared)
+			if i := firstBitDifference(whole, tiled); i >= 0 {
+				t.Fatalf("%v call %d: element %d is %v with query tiles of 16, %v with one", fc, call, i, tiled[i], whole[i])
+			}
 		}
 	}
 }

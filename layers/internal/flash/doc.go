@@ -12,7 +12,9 @@
 //
 // computed a (query tile, key tile) block at a time with an online softmax
 // (Forward), so that memory stays linear in the length: no (T, T) array
-// exists, only per-worker scratch of one tile. Key tiles entirely above the
+// exists, only per-worker scratch of one tile and the transposed key tiles
+// of the head at hand, packed once for all its query tiles (at most
+// KeyTilesBytes a worker). Key tiles entirely above the
 // diagonal are skipped. In a tile that crosses the diagonal, gemm computes
 // the whole block, but each row's bias, maximum and exponentials cover only
 // its visible keys (plus, in the exponential, at most 7 keys set to -Inf to

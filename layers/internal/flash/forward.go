@@ -34,6 +34,7 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	fs := scratchFrom[T](opt.Scratch)
 	for _, w := range fs.work {
 		w.s, w.m, w.l, w.logs = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq), resize(w.logs, bq)
+		w.keys = &keyTiles[T]{}
 		if opt.Stats != nil {
 			w.sc, w.ex, w.rs = resize(w.sc, bk), resize(w.ex, bk), resize(w.rs, bq)
 			if w.st == nil {
@@ -50,6 +51,9 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	} else {
 		shared := call
 		parallel.ChunksOnWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
+	}
+	for _, w := range fs.work {
+		w.keys = nil
 	}
 	if opt.Stats != nil {
 		for _, w := range fs.work {
@@ -87,7 +91,7 @@ func (c *forwardCall[T]) units(wk, lo, hi int) {
 		if c.lse != nil {
 			t.lse = c.lse[(s*c.heads+h)*c.qLen:][:c.qLen]
 		}
-		t.forward(i0, min(c.qLen, i0+c.bq), c.bk, c.work[wk])
+		t.forward(i0, min(c.qLen, i0+c.bq), c.bk, c.seqs[s].Offset+c.qLen, c.work[wk])
 	}
 }
 
@@ -130,10 +134,19 @@ type head[T float] struct {
 func (t *head[T]) col() int { return t.h * t.dHead }
 
 // scores sets s (nr x kn, row stride ld) to scale Q K^T for query rows
-// i0..i0+nr-1 and keys j0..j0+kn-1.
-func (t *head[T]) scores(s []T, ld, i0, nr, j0, kn int) {
+// i0..i0+nr-1 and keys j0..j0+kn-1 of the key tile of kAll keys from j0
+// (tiles of bk keys). The keys' transpose is packed once for every query
+// tile of the head that sees them (keyTiles), except for a few rows, whose
+// product reads the keys in place (generation: see gemm's small-M path).
+func (t *head[T]) scores(s []T, ld, i0, nr, j0, kn, bk, kAll int, w *workerBuffers[T]) {
 	c, sq := t.col(), t.seq
-	Gemm(false, true, nr, kn, t.dHead, t.scale, sq.Q[i0*sq.LdQ+c:], sq.LdQ, sq.K[sq.KAt(j0, t.h, t.dHead):], sq.LdK, 0, s, ld)
+	q := sq.Q[i0*sq.LdQ+c:]
+	if nr <= DecodeRows {
+		Gemm(false, true, nr, kn, t.dHead, t.scale, q, sq.LdQ, sq.K[sq.KAt(j0, t.h, t.dHead):], sq.LdK, 0, s, ld)
+		return
+	}
+	kt := w.keys.tile(sq.K[sq.KAt(0, t.h, t.dHead):], sq.LdK, j0, bk, kn, kAll, t.dHead)
+	gemmT(nr, kn, t.scale, q, sq.LdQ, kt, 0, s, ld)
 }
 
 // addPV adds P V to output rows i0..i0+nr-1, P being nr x kn (row stride
@@ -160,7 +173,7 @@ func visible(pos, j0, kn int) int { return min(kn, pos-j0+1) }
 // in the first tile and later tiles need no rescaling. A row's output is
 // not cleared first: the product of the first key tile the row sees
 // overwrites it (the sums are those of adding to zero, which is exact).
-func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
+func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 	sq, c := t.seq, t.col()
 	m, l := w.m[:i1-i0], w.l[:i1-i0]
 	for i := i0; i < i1; i++ {
@@ -176,7 +189,7 @@ func (t *head[T]) forward(i0, i1, bk int, w *workerBuffers[T]) {
 		r0 := max(i0, j0-sq.Offset) // first row that sees key j0
 		nr := i1 - r0
 		s := w.s[:nr*bk]
-		t.scores(s, bk, r0, nr, j0, kn)
+		t.scores(s, bk, r0, nr, j0, kn, bk, min(bk, kLen-j0), w)
 		for r := 0; r < nr; r++ {
 			i := r0 + r
 			pos := sq.Offset + i

@@ -1,6 +1,8 @@
 package flash
 
 import (
+	"unsafe"
+
 	"github.com/alibi-go/alibi/layers/parallel"
 )
 
@@ -74,6 +76,56 @@ type workerBuffers[T float] struct {
 	// The backward pass's keys and values of one key tile, transposed
 	// once for all the query tiles that see them.
 	kT, vT packedT[T]
+	// The forward pass's transposed key tiles of the head at hand, during
+	// a call (see keyTiles).
+	keys *keyTiles[T]
+}
+
+// KeyTilesBytes bounds the transposed key tiles a worker keeps in the
+// forward pass (1 MiB: the keys of 8192 positions of a 32-wide head in
+// float32), so that its memory does not grow with the length; beyond it,
+// one more tile's worth is packed again for each query tile.
+const KeyTilesBytes = 1 << 20
+
+// keyTiles holds the keys of one head, transposed a key tile at a time for
+// all the query tiles that see them: kts[i] holds tile i with n[i] keys
+// (0: not packed), for the head whose first key is at of. Only the tiles
+// within KeyTilesBytes are kept; later ones are packed afresh (into once)
+// for each query tile. A worker's keyTiles lives for one Forward call (its storage reused
+// from head to head), so that neither the layers of a model nor the length
+// of the last call leave any behind.
+type keyTiles[T float] struct {
+	kts  []packedT[T]
+	n    []int
+	of   *T
+	once packedT[T]
+}
+
+// tile returns the transposed keys of the key tile from key j0 (tiles of
+// bk keys) of the head whose keys start at k (row stride ld), packed with
+// at least the tile's first kn keys of kAll: the packing kept from an
+// earlier query tile of the same head when it holds them, else a new one
+// of all kAll keys (kept for the next query tiles when within
+// KeyTilesBytes; else one of kn keys, not kept).
+func (kt *keyTiles[T]) tile(k []T, ld, j0, bk, kn, kAll, dh int) *packedT[T] {
+	i := j0 / bk
+	if (i+1)*bk*dh*int(unsafe.Sizeof(k[0])) > KeyTilesBytes {
+		kt.once.pack(dh, kn, k[j0*ld:], ld)
+		return &kt.once
+	}
+	if p := &k[0]; p != kt.of {
+		clear(kt.n)
+		kt.of = p
+	}
+	for len(kt.kts) <= i {
+		kt.kts = append(kt.kts, packedT[T]{})
+		kt.n = append(kt.n, 0)
+	}
+	if kt.n[i] < kn {
+		kt.kts[i].pack(dh, kAll, k[j0*ld:], ld)
+		kt.n[i] = kAll
+	}
+	return &kt.kts[i]
 }
 
 // scratchFrom returns the scratch kept in *scratch (or a new one when
