@@ -34,7 +34,7 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	fs := scratchFrom[T](opt.Scratch)
 	for _, w := range fs.work {
 		w.s, w.m, w.l, w.logs = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq), resize(w.logs, bq)
-		w.keys = &keyTiles[T]{}
+		w.keys.of = nil // no head's keys held from an earlier call
 		if opt.Stats != nil {
 			w.sc, w.ex, w.rs = resize(w.sc, bk), resize(w.ex, bk), resize(w.rs, bq)
 			if w.st == nil {
@@ -53,7 +53,7 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 		parallel.ChunksOnWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
 	}
 	for _, w := range fs.work {
-		w.keys = nil
+		w.keys = keyTiles[T]{} // drop the tiles: K changes before the next call
 	}
 	if opt.Stats != nil {
 		for _, w := range fs.work {

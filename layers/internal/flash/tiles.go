@@ -78,7 +78,7 @@ type workerBuffers[T float] struct {
 	kT, vT packedT[T]
 	// The forward pass's transposed key tiles of the head at hand, during
 	// a call (see keyTiles).
-	keys *keyTiles[T]
+	keys keyTiles[T]
 }
 
 // KeyTilesBytes bounds the transposed key tiles a worker keeps in the
@@ -91,9 +91,10 @@ const KeyTilesBytes = 1 << 20
 // all the query tiles that see them: kts[i] holds tile i with n[i] keys
 // (0: not packed), for the head whose first key is at of. Only the tiles
 // within KeyTilesBytes are kept; later ones are packed afresh (into once)
-// for each query tile. A worker's keyTiles lives for one Forward call (its storage reused
-// from head to head), so that neither the layers of a model nor the length
-// of the last call leave any behind.
+// for each query tile. Its storage serves head after head within a Forward
+// call and is dropped at the end of it, so that neither the layers of a
+// model nor the length of the last call leave any behind; a call that
+// never packs (generation's few rows) allocates nothing.
 type keyTiles[T float] struct {
 	kts  []packedT[T]
 	n    []int
