@@ -775,8 +775,8 @@ func TestFlashTiles(t *testing.T) {
 }
 
 // The forward pass packs a head's transposed key tiles once for all its
-// query tiles and keeps them in the worker's scratch (up to
-// flash.KeyTilesBytes, then packs again per query tile). With key tiles of
+// query tiles and keeps them for the call (up to flash.KeyTilesBytes a
+// worker, then packs again per query tile). With key tiles of
 // 64 (each product one k block), a row's output does not depend on how the
 // rows are grouped into query tiles, so query tiles of 16 (every key tile
 // reused by many) must give the bits of one query tile per head (no reuse),

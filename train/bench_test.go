@@ -134,6 +134,7 @@ func BenchmarkTrainStepPeakFraction(b *testing.B) {
 			flops := float64(sb.tokens) * sb.flopsPerToken
 			peaks := []float64{layers.FMAPeak(window)}
 			var rates, fractions []float64
+			var pairs []string
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -141,13 +142,10 @@ func BenchmarkTrainStepPeakFraction(b *testing.B) {
 				rate := flops / time.Since(t0).Seconds() / 1e9
 				b.StopTimer()
 				peaks = append(peaks, layers.FMAPeak(window))
+				around := (peaks[i] + peaks[i+1]) / 2
+				rates, fractions = append(rates, rate), append(fractions, rate/around)
+				pairs = append(pairs, fmt.Sprintf("%.0f/%.0f", rate, around))
 				b.StartTimer()
-				rates = append(rates, rate)
-				fractions = append(fractions, rate/((peaks[i]+peaks[i+1])/2))
-			}
-			pairs := make([]string, len(rates))
-			for i, r := range rates {
-				pairs[i] = fmt.Sprintf("%.0f/%.0f", r, (peaks[i]+peaks[i+1])/2)
 			}
 			b.Logf("each step's GFLOP/s / the peak around it: %s", strings.Join(pairs, " "))
 			b.ReportMetric(100*median(fractions), "%peak")
