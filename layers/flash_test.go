@@ -7,6 +7,7 @@ import (
 	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"testing"
 
@@ -651,7 +652,8 @@ func TestFlashBackwardFiniteDifferences(t *testing.T) {
 }
 
 // The kernels' results are bit-identical from run to run and whatever the
-// number of workers: outputs and lse, dQ, dK, dV, and the bias gradient,
+// number of workers: outputs and lse, the attention statistics (each unit's
+// added in unit order), dQ, dK, dV, and the bias gradient,
 // which sums the contributions of all units into one matrix.
 func TestFlashDeterministic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -666,6 +668,7 @@ func TestFlashDeterministic(t *testing.T) {
 	results := [][]float32{p.o, lse, g.dq, g.dkv, biasGrad}
 	names := []string{"output", "lse", "dQ", "dK dV", "bias gradient"}
 	var first [][]float32
+	var firstStats *flash.Stats
 	saved := flash.SerialWork
 	defer func() { flash.SerialWork = saved }()
 	flash.SerialWork = 0 // spread the forward units over the workers
@@ -674,13 +677,20 @@ func TestFlashDeterministic(t *testing.T) {
 		var cache any
 		opt := flash.Opts{BlockK: 64, Scratch: &cache}
 		for run := 0; run < 3; run++ {
+			opt.Stats = flash.NewStats(fc.heads, 20)
 			flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, opt)
+			stats := opt.Stats
+			opt.Stats = nil
 			flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, biasGrad, opt)
 			if first == nil {
 				for _, r := range results {
 					first = append(first, append([]float32(nil), r...))
 				}
+				firstStats = stats
 				continue
+			}
+			if !reflect.DeepEqual(stats, firstStats) {
+				t.Fatalf("GOMAXPROCS %d run %d: statistics %+v, first run %+v", procs, run, *stats, *firstStats)
 			}
 			for k, r := range results {
 				if i := firstBitDifference(r, first[k]); i >= 0 {

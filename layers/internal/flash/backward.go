@@ -72,7 +72,7 @@ func Backward[T float](seqs []Seq[T], grads []GradSeq[T], qLen, heads, dHead int
 		for u := lo; u < hi; u++ {
 			s, h := u/heads, u%heads
 			t := head[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
-				lse: lse[(s*heads+h)*qLen:][:qLen]}
+				lse: lse[(s*heads+h)*qLen:][:qLen], whole: opt.WholeBlocks}
 			t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
 		}
 	})
@@ -131,51 +131,80 @@ func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], 
 // backwardBlock adds the contributions of query rows i0..i1-1 (all of which
 // see key j0) and keys j0..j0+kn-1 to dq, dk, dv and the bias gradient;
 // newQ makes it overwrite the block's dq rows instead, and it overwrites
-// the dk and dv rows of the keys from j0+seen on.
+// the dk and dv rows of the keys from j0+seen on. A block that crosses the
+// diagonal is cut into bands of rows (see band): the products of rows
+// cover the keys their band sees, those of keys the rows that see them.
 func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool, seen int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
-	nr := i1 - i0
-	p, dp := w.s[:nr*ld], w.dp[:nr*ld]
-	gemmT(nr, kn, t.scale, sq.Q[i0*sq.LdQ+c:], sq.LdQ, &w.kT, 0, p, ld) // the scores, as t.scores
-	for r := 0; r < nr; r++ {
-		pos := sq.Offset + i0 + r
-		row := p[r*ld : r*ld+kn]
-		n := visible(pos, j0, kn)
-		t.addBias(row[:n], pos, j0)
-		expShift(row[:padInvisible(row, n)], t.lse[i0+r])
+	p, dp := w.s[:(i1-i0)*ld], w.dp[:(i1-i0)*ld]
+	do := g.DO[i0*g.LdDO+c:]
+	for a := i0; a < i1; { // P, band by band
+		e, kb := t.band(a, i1, j0, kn, false)
+		pa := p[(a-i0)*ld:]
+		gemmT(e-a, kb, t.scale, sq.Q[a*sq.LdQ+c:], sq.LdQ, &w.kT, 0, pa, ld) // the scores, as t.scores
+		for i := a; i < e; i++ {
+			pos := sq.Offset + i
+			row := pa[(i-a)*ld:][:kb]
+			n := visible(pos, j0, kb)
+			t.addBias(row[:n], pos, j0)
+			expShift(row[:padInvisible(row, n)], t.lse[i])
+		}
+		a = e
 	}
+	t.keysAT(i0, i1, j0, kn, seen, 1, p, ld, do, g.LdDO, g.DV[j0*g.LdDV+c:], g.LdDV) // dV = P^T dO
 	betaQ := T(1)
 	if newQ {
 		betaQ = 0
 	}
-	do := g.DO[i0*g.LdDO+c:]
-	keysAT(kn, dh, nr, seen, 1, p, ld, do, g.LdDO, g.DV[j0*g.LdDV+c:], g.LdDV)
-	gemmT(nr, kn, 1, do, g.LdDO, &w.vT, 0, dp, ld) // dP = dO V^T
-	for r := 0; r < nr; r++ {
-		pos := sq.Offset + i0 + r
-		n := visible(pos, j0, kn)
-		ds := p[r*ld : r*ld+n]
-		softmaxGrad(ds, dp[r*ld:r*ld+n], w.d[i0+r])
-		if lb != nil {
-			lb.Accumulate(acc, t.h, pos, j0, ds)
-		}
-		if g.DC != nil {
-			// The bias C_i - C_j sends -dS_ij to C_j, and dS_ij to C_i
-			// summed over the row, which is 0: a softmax row does not
-			// change when a constant is added to all of it.
-			for j, v := range ds {
-				g.DC[(j0+j)*g.LdDC+t.h] -= v
+	for a := i0; a < i1; { // dP = dO V^T, dS and dQ, band by band
+		e, kb := t.band(a, i1, j0, kn, false)
+		pa, dpa := p[(a-i0)*ld:], dp[(a-i0)*ld:]
+		gemmT(e-a, kb, 1, g.DO[a*g.LdDO+c:], g.LdDO, &w.vT, 0, dpa, ld)
+		for i := a; i < e; i++ {
+			pos := sq.Offset + i
+			n := visible(pos, j0, kb)
+			ds := pa[(i-a)*ld:][:n]
+			softmaxGrad(ds, dpa[(i-a)*ld:][:n], w.d[i])
+			if lb != nil {
+				lb.Accumulate(acc, t.h, pos, j0, ds)
+			}
+			if g.DC != nil {
+				// The bias C_i - C_j sends -dS_ij to C_j, and dS_ij to C_i
+				// summed over the row, which is 0: a softmax row does not
+				// change when a constant is added to all of it.
+				for j, v := range ds {
+					g.DC[(j0+j)*g.LdDC+t.h] -= v
+				}
 			}
 		}
+		Gemm(false, false, e-a, dh, kb, t.scale, pa, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, betaQ, g.DQ[a*g.LdDQ+c:], g.LdDQ)
+		a = e
 	}
-	Gemm(false, false, nr, dh, kn, t.scale, p, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, betaQ, g.DQ[i0*g.LdDQ+c:], g.LdDQ)
-	keysAT(kn, dh, nr, seen, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, g.DK[j0*g.LdDK+c:], g.LdDK)
+	t.keysAT(i0, i1, j0, kn, seen, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, g.DK[j0*g.LdDK+c:], g.LdDK) // dK = scale dS^T Q
 }
 
-// keysAT computes C = alpha A^T B for the m x n matrix C of a block's
-// keys, A being k x m (row stride lda) and B k x n: it adds to C's first
-// seen rows and overwrites the others (keys no earlier block saw).
-func keysAT[T float](m, n, k, seen int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+// keysAT computes C = alpha A^T B for the kn x dHead matrix C of the keys
+// of the block of query rows i0..i1-1 and keys j0..j0+kn-1, A being the
+// block's P or dS (row stride lda) and B its rows of dO or Q: the keys of
+// each band (see band) from the band's first row on, the rows before it
+// seeing none of them. It adds to C's first seen rows and overwrites the
+// others (keys no earlier block saw).
+func (t *head[T]) keysAT(i0, i1, j0, kn, seen int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	k0 := 0 // keys 0..k0-1 done
+	for r := i0; r < i1 && k0 < kn; {
+		e, kb := t.band(r, i1, j0, kn, false)
+		if kb > k0 {
+			keysRowsAT(kb-k0, t.dHead, i1-r, max(0, seen-k0), alpha, a[(r-i0)*lda+k0:], lda, b[(r-i0)*ldb:], ldb, c[k0*ldc:], ldc)
+			k0 = kb
+		}
+		r = e
+	}
+}
+
+// keysRowsAT computes C = alpha A^T B for the m x n matrix C of keys, A
+// being k x m (row stride lda) and B k x n: it adds to C's first seen rows
+// and overwrites the others.
+func keysRowsAT[T float](m, n, k, seen int, alpha T, a []T, lda int, b []T, ldb int, c []T, ldc int) {
 	if seen > 0 {
 		Gemm(true, false, min(seen, m), n, k, alpha, a, lda, b, ldb, 1, c, ldc)
 	}

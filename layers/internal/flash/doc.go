@@ -15,11 +15,13 @@
 // exists, only per-worker scratch of one tile and the transposed key tiles
 // of the head at hand, packed once for all its query tiles (at most
 // KeyTilesBytes a worker). Key tiles entirely above the
-// diagonal are skipped. In a tile that crosses the diagonal, gemm computes
-// the whole block, but each row's bias, maximum and exponentials cover only
-// its visible keys (plus, in the exponential, at most 7 keys set to -Inf to
-// fill the last vector); the other probabilities are exactly 0. No mask
-// value is added and no bias of an invisible key is read. Backward
+// diagonal are skipped. A block that crosses the diagonal is cut into bands
+// of BandRows query rows, and each band's products cover only the keys its
+// last row sees (up to gemm.KBlock keys; beyond, the block is computed
+// whole); each row's bias, maximum and exponentials cover only its visible
+// keys (plus, in the exponential, at most 7 keys set to -Inf to fill the
+// last vector), and the other probabilities are exactly 0. No mask value
+// is added and no bias of an invisible key is read. Backward
 // recomputes the probabilities tile by tile from the saved log-sum-exp
 // (FlashAttention-2) and, for a TrainableBias, returns the gradient of the
 // bias entries.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	fastgemm "github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/alibi-go/alibi/layers/internal/vmath"
 	"github.com/alibi-go/alibi/layers/parallel"
 )
@@ -37,15 +38,16 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 		w.keys.of = nil // no head's keys held from an earlier call
 		if opt.Stats != nil {
 			w.sc, w.ex, w.rs = resize(w.sc, bk), resize(w.ex, bk), resize(w.rs, bq)
-			if w.st == nil {
-				w.st = &Stats{}
-			}
-			w.st.reset(heads, opt.Stats.Far)
 		}
 	}
 	call := forwardCall[T]{seqs: seqs, qLen: qLen, heads: heads, dHead: dHead, qTiles: qTiles, bq: bq, bk: bk,
-		scale: scale, bias: bias, lse: lse, stats: opt.Stats != nil, work: fs.work}
+		scale: scale, bias: bias, lse: lse, whole: opt.WholeBlocks, work: fs.work}
 	units := len(seqs) * heads * qTiles
+	if opt.Stats != nil {
+		fs.parts = resize(fs.parts, units)
+		clear(fs.parts)
+		call.parts, call.far = fs.parts, opt.Stats.Far
+	}
 	if forwardWork(seqs, qLen, heads, dHead) < SerialWork {
 		call.units(0, 0, units) // on the calling goroutine, without a closure to allocate
 	} else {
@@ -55,10 +57,8 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	for _, w := range fs.work {
 		w.keys = keyTiles[T]{} // drop the tiles: K changes before the next call
 	}
-	if opt.Stats != nil {
-		for _, w := range fs.work {
-			opt.Stats.add(w.st)
-		}
+	for u, p := range call.parts { // in unit order, whichever worker ran it
+		opt.Stats.add(u%(heads*qTiles)/qTiles, p)
 	}
 }
 
@@ -70,7 +70,9 @@ type forwardCall[T float] struct {
 	scale                              T
 	bias                               Bias[T]
 	lse                                []T
-	stats                              bool // collect Stats in each worker's buffers
+	parts                              []partial // Opts.Stats: each unit's statistics, else nil
+	far                                int       // Opts.Stats.Far
+	whole                              bool      // Opts.WholeBlocks
 	work                               []*workerBuffers[T]
 }
 
@@ -81,12 +83,12 @@ func (c *forwardCall[T]) units(wk, lo, hi int) {
 	for u := lo; u < hi; u++ {
 		s, h, qt := u/perSeq, u%perSeq/c.qTiles, u%c.qTiles
 		i0 := qt * c.bq
-		t := head[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias}
+		t := head[T]{seq: c.seqs[s], h: h, dHead: c.dHead, scale: c.scale, bias: c.bias, whole: c.whole}
 		if t.seq.C == nil {
 			t.maxBias, _ = c.bias.(MaxBias[T])
 		}
-		if c.stats {
-			t.stats = c.work[wk].st
+		if c.parts != nil {
+			t.part, t.far = &c.parts[u], c.far
 		}
 		if c.lse != nil {
 			t.lse = c.lse[(s*c.heads+h)*c.qLen:][:c.qLen]
@@ -125,9 +127,12 @@ type head[T float] struct {
 	// prefix-sum bias (which is added after it), else nil.
 	maxBias MaxBias[T]
 	lse     []T // the head's qLen log-sum-exp values
-	// stats, when not nil, collects the forward pass's Stats (the worker's
-	// partial sums).
-	stats *Stats
+	// part, when not nil, collects the forward pass's statistics (see
+	// Stats) of the unit at hand, with threshold far.
+	part *partial
+	far  int
+	// whole computes blocks that cross the diagonal whole (Opts.WholeBlocks).
+	whole bool
 }
 
 // col is the first column of the head in every row.
@@ -135,17 +140,18 @@ func (t *head[T]) col() int { return t.h * t.dHead }
 
 // scores sets s (nr x kn, row stride ld) to scale Q K^T for query rows
 // i0..i0+nr-1 and keys j0..j0+kn-1 of the key tile of kAll keys from j0
-// (tiles of bk keys). The keys' transpose is packed once for every query
+// (tiles of bk keys), in a block of kBlock >= kn keys (the rows are a band
+// of it: see band). The keys' transpose is packed once for every query
 // tile of the head that sees them (keyTiles), except for a few rows, whose
 // product reads the keys in place (generation: see gemm's small-M path).
-func (t *head[T]) scores(s []T, ld, i0, nr, j0, kn, bk, kAll int, w *workerBuffers[T]) {
+func (t *head[T]) scores(s []T, ld, i0, nr, j0, kn, kBlock, bk, kAll int, w *workerBuffers[T]) {
 	c, sq := t.col(), t.seq
 	q := sq.Q[i0*sq.LdQ+c:]
 	if nr <= DecodeRows {
 		Gemm(false, true, nr, kn, t.dHead, t.scale, q, sq.LdQ, sq.K[sq.KAt(j0, t.h, t.dHead):], sq.LdK, 0, s, ld)
 		return
 	}
-	kt := w.keys.tile(sq.K[sq.KAt(0, t.h, t.dHead):], sq.LdK, j0, bk, kn, kAll, t.dHead)
+	kt := w.keys.tile(sq.K[sq.KAt(0, t.h, t.dHead):], sq.LdK, j0, bk, kBlock, kAll, t.dHead)
 	gemmT(nr, kn, t.scale, q, sq.LdQ, kt, 0, s, ld)
 }
 
@@ -167,6 +173,36 @@ func (t *head[T]) addPV(p []T, ld, i0, nr, nNew, j0, kn int) {
 // at most kn.
 func visible(pos, j0, kn int) int { return min(kn, pos-j0+1) }
 
+// BandRows is the height of the bands into which both passes cut a block
+// of query rows that crosses the diagonal (see band).
+const BandRows = 32
+
+// band returns the end e of the band of rows a..e-1 that starts at row a of
+// a block of rows ending before i1 on the key tile of kn keys from j0, and
+// the keys kb that the band's products cover: those its last row sees.
+// Before the first row that sees the whole tile, bands are BandRows high;
+// from it on, or when fewer than DecodeRows rows would be left after the
+// band, the band runs to i1 with kb = kn. The keys a band leaves out are
+// invisible to all its rows: their probabilities and score gradients are
+// exactly 0, so leaving them out drops terms 0 * x at the end of each sum
+// over keys (P V, dS K) and at the start of each sum over rows (P^T dO,
+// dS^T Q), and every element keeps the bits of the whole block's product,
+// while most of the block's upper triangle is not computed. The bits stay
+// only while each product keeps its path: so the block is whole (e = i1,
+// kb = kn) when its sums over keys would be cut into k blocks (kn >
+// gemm.KBlock), when whole is set (Opts.WholeBlocks, or a forward block
+// some of whose rows hold output already), and no band is left with at
+// most DecodeRows rows, which gemm computes on its small-M path.
+func (t *head[T]) band(a, i1, j0, kn int, whole bool) (e, kb int) {
+	if whole || t.whole || kn > fastgemm.KBlock || visible(t.seq.Offset+a, j0, kn) == kn {
+		return i1, kn
+	}
+	if e = a + BandRows; e >= i1-DecodeRows {
+		e = i1
+	}
+	return e, visible(t.seq.Offset+e-1, j0, kn)
+}
+
 // forward computes output rows i0..i1-1 of the head and their lse. It walks
 // the key tiles from the diagonal back to key 0: with ALiBi the nearest
 // keys carry the smallest penalties, so the running maximum is usually found
@@ -180,31 +216,34 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 		m[i-i0], l[i-i0] = T(math.Inf(-1)), 0
 	}
 	seen := i1 // rows seen..i1-1 hold output already
-	if t.stats != nil {
+	if t.part != nil {
 		clear(w.rs[:i1-i0])
 	}
 	last := sq.Offset + i1 - 1 // position of the last query
 	for j0 := last / bk * bk; j0 >= 0; j0 -= bk {
 		kn := min(bk, last-j0+1)
 		r0 := max(i0, j0-sq.Offset) // first row that sees key j0
-		nr := i1 - r0
-		s := w.s[:nr*bk]
-		t.scores(s, bk, r0, nr, j0, kn, bk, min(bk, kLen-j0), w)
-		for r := 0; r < nr; r++ {
-			i := r0 + r
-			pos := sq.Offset + i
-			row := s[r*bk : r*bk+kn]
-			var alpha T
-			if t.stats == nil {
-				alpha = t.softmaxStep(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0])
-			} else {
-				alpha = t.softmaxStepStats(row, visible(pos, j0, kn), pos, j0, &m[i-i0], &l[i-i0], &w.rs[i-i0], w)
+		// A band of rows at a time (see band).
+		for a := r0; a < i1; {
+			e, kb := t.band(a, i1, j0, kn, seen < i1)
+			s := w.s[(a-r0)*bk : (i1-r0)*bk]
+			t.scores(s, bk, a, e-a, j0, kb, kn, bk, min(bk, kLen-j0), w)
+			for i := a; i < e; i++ {
+				pos := sq.Offset + i
+				row := s[(i-a)*bk:][:kb]
+				var alpha T
+				if t.part == nil {
+					alpha = t.softmaxStep(row, visible(pos, j0, kb), pos, j0, &m[i-i0], &l[i-i0])
+				} else {
+					alpha = t.softmaxStepStats(row, visible(pos, j0, kb), pos, j0, &m[i-i0], &l[i-i0], &w.rs[i-i0], w)
+				}
+				if alpha != 1 && i >= seen {
+					scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
+				}
 			}
-			if alpha != 1 && i >= seen {
-				scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
-			}
+			t.addPV(s, bk, a, e-a, min(e, max(a, seen))-a, j0, kb)
+			a = e
 		}
-		t.addPV(s, bk, r0, nr, seen-r0, j0, kn)
 		seen = r0
 	}
 	for i := i0; i < i1; i++ {
@@ -215,8 +254,8 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 		} else {
 			clear(o)
 		}
-		if t.stats != nil {
-			w.rs[i-i0].finish(t.stats, t.h, sq.Offset+i, float64(mi), li)
+		if t.part != nil {
+			w.rs[i-i0].finish(t.part, t.far, sq.Offset+i, float64(mi), li)
 		}
 	}
 	if t.lse != nil {
@@ -278,7 +317,7 @@ func (t *head[T]) softmaxStepStats(row []T, n, pos, j0 int, m *T, l *float64, rs
 	for j, v := range row[:n] {
 		ex[j] = float64(v)
 	}
-	rs.accumulate(sc, ex, alpha, pos, j0, t.stats.Far)
+	rs.accumulate(sc, ex, alpha, pos, j0, t.far)
 	return T(alpha)
 }
 

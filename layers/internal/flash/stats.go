@@ -47,25 +47,21 @@ func NewStats(heads, far int) *Stats {
 		FarMass: make([]float64, heads), Queries: make([]int, heads)}
 }
 
-// add adds o's sums to s's.
-func (s *Stats) add(o *Stats) {
-	for h := range s.Queries {
-		s.Distance[h] += o.Distance[h]
-		s.Entropy[h] += o.Entropy[h]
-		s.FarMass[h] += o.FarMass[h]
-		s.Queries[h] += o.Queries[h]
-	}
+// partial holds the statistics of one unit of work of Forward (a
+// sequence, head and query tile). Forward adds the units' partials to Stats
+// in the units' order, so that the sums do not depend on which worker ran
+// which unit: the same bits from run to run.
+type partial struct {
+	distance, entropy, farMass float64
+	queries                    int
 }
 
-// reset empties s for heads heads with threshold far, reusing its storage.
-func (s *Stats) reset(heads, far int) {
-	s.Far = far
-	s.Distance, s.Entropy, s.FarMass = resize(s.Distance, heads), resize(s.Entropy, heads), resize(s.FarMass, heads)
-	s.Queries = resize(s.Queries, heads)
-	clear(s.Distance)
-	clear(s.Entropy)
-	clear(s.FarMass)
-	clear(s.Queries)
+// add adds the partial statistics p of head h to s.
+func (s *Stats) add(h int, p partial) {
+	s.Distance[h] += p.distance
+	s.Entropy[h] += p.entropy
+	s.FarMass[h] += p.farMass
+	s.Queries[h] += p.queries
 }
 
 // rowStats are one query row's running sums (see Stats).
@@ -91,14 +87,15 @@ func (r *rowStats) accumulate(scores, e []float64, alpha float64, pos, j0, far i
 	}
 }
 
-// finish adds the row's statistics for head h to s, if the query at pos
-// counts and the row has weight; m and l are its final maximum and sum.
-func (r *rowStats) finish(s *Stats, h, pos int, m, l float64) {
-	if pos < s.Far || !(l > 0) {
+// finish adds the row's statistics to p, if the query at pos counts
+// (pos >= far) and the row has weight; m and l are its final maximum and
+// sum.
+func (r *rowStats) finish(p *partial, far, pos int, m, l float64) {
+	if pos < far || !(l > 0) {
 		return
 	}
-	s.Entropy[h] += m + math.Log(l) - r.es/l
-	s.Distance[h] += r.ed / l
-	s.FarMass[h] += r.ef / l
-	s.Queries[h]++
+	p.entropy += m + math.Log(l) - r.es/l
+	p.distance += r.ed / l
+	p.farMass += r.ef / l
+	p.queries++
 }

@@ -20,6 +20,11 @@ type Opts struct {
 	// Stats, when not nil, makes Forward add the statistics of its
 	// attention rows to it (see Stats).
 	Stats *Stats
+	// WholeBlocks makes both passes compute every block of query rows
+	// that crosses the diagonal whole, with its upper triangle, instead of
+	// in bands (see band): the same results, bit for bit, more work.
+	// Tests compare the two.
+	WholeBlocks bool
 }
 
 // Tile sizes, chosen by measurement on a 2-core Zen 3 (4 heads of 32,
@@ -53,12 +58,15 @@ func Tiles(qLen, kLen int, opt Opts) (bq, bk int) {
 	return max(1, min(bq, qLen)), max(1, min(bk, kLen))
 }
 
-// buffers holds the per-worker buffers of the kernels and the
-// accumulators of a learned bias's gradient. Buffers grow as needed and are
-// reused.
+// buffers holds the per-worker buffers of the kernels, the accumulators
+// of a learned bias's gradient and the statistics of each unit of work.
+// Buffers grow as needed and are reused.
 type buffers[T float] struct {
 	work []*workerBuffers[T]
 	accs [][]T
+	// parts are the statistics of each unit of a Forward call with
+	// Stats.
+	parts []partial
 }
 
 // workerBuffers is one worker's scratch: score and probability-gradient tiles,
@@ -67,12 +75,10 @@ type buffers[T float] struct {
 type workerBuffers[T float] struct {
 	s, dp, m, d []T
 	l, logs     []float64 // logs: the logarithms of l's rows
-	// Forward with Stats: one row's scores and exponentials in float64,
-	// the running sums of each row of a query tile, and the worker's
-	// partial statistics.
+	// Forward with Stats: one row's scores and exponentials in float64
+	// and the running sums of each row of a query tile.
 	sc, ex []float64
 	rs     []rowStats
-	st     *Stats
 	// The backward pass's keys and values of one key tile, transposed
 	// once for all the query tiles that see them.
 	kT, vT packedT[T]
@@ -100,6 +106,9 @@ type keyTiles[T float] struct {
 	n    []int
 	of   *T
 	once packedT[T]
+	// onceOf is the first key of the tile in once (the bands of a query
+	// tile reuse it).
+	onceOf *T
 }
 
 // tile returns the transposed keys of the key tile from key j0 (tiles of
@@ -107,11 +116,15 @@ type keyTiles[T float] struct {
 // at least the tile's first kn keys of kAll: the packing kept from an
 // earlier query tile of the same head when it holds them, else a new one
 // of all kAll keys (kept for the next query tiles when within
-// KeyTilesBytes; else one of kn keys, not kept).
+// KeyTilesBytes; else one of kn keys, kept only for the next bands of the
+// same query tile).
 func (kt *keyTiles[T]) tile(k []T, ld, j0, bk, kn, kAll, dh int) *packedT[T] {
 	i := j0 / bk
 	if (i+1)*bk*dh*int(unsafe.Sizeof(k[0])) > KeyTilesBytes {
-		kt.once.pack(dh, kn, k[j0*ld:], ld)
+		if p := &k[j0*ld]; p != kt.onceOf || kt.once.n < kn {
+			kt.once.pack(dh, kn, k[j0*ld:], ld)
+			kt.onceOf = p
+		}
 		return &kt.once
 	}
 	if p := &k[0]; p != kt.of {

@@ -75,10 +75,17 @@ type geometry struct {
 	stridedAInPlace bool
 }
 
+// KBlock is the longest sum over k that a product computes in one chain
+// per element of C, on every path: a longer k is cut into ceil(k/KBlock)
+// blocks of nearly equal size, so where the chain is cut depends on k. Up
+// to KBlock, an element's bits do not change when terms 0 * x are left
+// off the end of its sum.
+const KBlock = 256
+
 var geometries = [...]geometry{
-	Portable: {path: Portable, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
-	AVX2:     {path: AVX2, mr: 6, nr: 16, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
-	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: 256, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512, directMaxK: 1024, sharedRows: 64},
+	Portable: {path: Portable, mr: 6, nr: 16, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
+	AVX2:     {path: AVX2, mr: 6, nr: 16, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
+	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512, directMaxK: 1024, sharedRows: 64},
 }
 
 // kernels selects the path the kernels run; tests change it with setPath.

@@ -1,0 +1,82 @@
+package layers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/alibi-go/alibi/layers/internal/flash"
+	"github.com/alibi-go/alibi/layers/position"
+)
+
+// Both passes cut the blocks of query rows that cross the diagonal into
+// bands and leave out the keys no row of a band sees; that must give the
+// bits of computing the blocks whole (flash.Opts.WholeBlocks): outputs,
+// log-sum-exps, statistics, dQ, dK, dV, a trainable bias's gradient and the
+// prefix-sum bias's gradient, for query tiles higher than a band (the
+// default 64 and others), key tiles that cut the diagonal, and queries
+// after a cache.
+func TestFlashBandsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(91, 92))
+	for _, tc := range []struct {
+		fc   flashCase
+		opts []flash.Opts
+	}{
+		{flashCase{nSeq: 2, qLen: 128, heads: 4, dHead: 32}, []flash.Opts{{}, {BlockQ: 100, BlockK: 48}}},
+		{flashCase{nSeq: 1, qLen: 300, heads: 2, dHead: 16}, []flash.Opts{{}, {BlockQ: 96, BlockK: 70}, {BlockQ: 128, BlockK: 512}}},
+		{flashCase{nSeq: 2, qLen: 77, offset: 40, heads: 2, dHead: 8}, []flash.Opts{{}, {BlockQ: 70, BlockK: 50}}},
+	} {
+		for _, kind := range []biasKind{alibiSlopes, maskFull, noSlopes} {
+			for _, opt := range tc.opts {
+				name := fmt.Sprintf("%+v %v %s", tc.fc, kind, tileName(opt))
+				p := newFlashProblem[float32](rng, tc.fc, false)
+				var dc []float32
+				if kind == noSlopes { // the prefix-sum bias alone
+					dc = make([]float32, len(withGate(rng, p)))
+				}
+				g := newGradients(rng, p)
+				var got [2][][]float32
+				for k, whole := range []bool{false, true} {
+					got[k] = bandsPasses(p, g, kernelBias[float32](kind, tc.fc), dc, opt, whole)
+				}
+				for i := range got[0] {
+					if j := firstBitDifference(got[0][i], got[1][i]); j >= 0 {
+						t.Errorf("%s: result %d, element %d: %g in bands, %g whole", name, i, j, got[0][i][j], got[1][i][j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// bandsPasses runs Forward (with statistics) and Backward on p and g, with
+// the bias's gradient when it has one and the prefix-sum bias's gradient
+// into dc when not nil, and returns copies of every result.
+func bandsPasses(p *flashProblem[float32], g *dGradients[float32], bias position.KernelBias[float32], dc []float32, opt flash.Opts, whole bool) [][]float32 {
+	fc := p.fc
+	opt.WholeBlocks = whole
+	opt.Stats = flash.NewStats(fc.heads, 0)
+	lse := make([]float32, fc.lseLen())
+	flash.Forward(p.seqs, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, opt)
+	stats := slices.Concat(opt.Stats.Distance, opt.Stats.Entropy, opt.Stats.FarMass)
+	opt.Stats = nil
+	var biasGrad []float32
+	if tb, ok := bias.(position.TrainableBias[float32]); ok {
+		biasGrad = make([]float32, tb.GradLen())
+	}
+	if dc != nil {
+		ld := fc.heads + 1
+		for s := range g.grads {
+			g.grads[s].DC, g.grads[s].LdDC = dc[s*fc.kLen()*ld:], ld
+		}
+	}
+	flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, biasGrad, opt)
+	statBits := make([]float32, 2*len(stats)) // float64 statistics as pairs of float32 bit patterns
+	for i, v := range stats {
+		b := math.Float64bits(v)
+		statBits[2*i], statBits[2*i+1] = math.Float32frombits(uint32(b)), math.Float32frombits(uint32(b>>32))
+	}
+	return [][]float32{slices.Clone(p.o), lse, statBits, slices.Clone(g.dq), slices.Clone(g.dkv), biasGrad, slices.Clone(dc)}
+}
