@@ -241,7 +241,7 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 					scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
 				}
 			}
-			t.addPV(s, bk, a, e-a, min(e, max(a, seen))-a, j0, kb)
+			t.addPV(s, bk, a, e-a, min(e, max(a, seen))-a, j0, kb) // the band's rows before seen are new
 			a = e
 		}
 		seen = r0
