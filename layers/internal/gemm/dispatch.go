@@ -78,8 +78,9 @@ type geometry struct {
 // KBlock is the longest sum over k that a product computes in one chain
 // per element of C, on every path: a longer k is cut into ceil(k/KBlock)
 // blocks of nearly equal size, so where the chain is cut depends on k. Up
-// to KBlock, an element's bits do not change when terms 0 * x are left
-// off the end of its sum.
+// to KBlock, and while the product stays on the same path (partial tiles
+// with beta != 0 and the small-M path round differently), an element's
+// bits do not change when terms 0 * x are left off the end of its sum.
 const KBlock = 256
 
 var geometries = [...]geometry{
