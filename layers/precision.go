@@ -57,8 +57,10 @@ func (p Precision) valid() error {
 // BF16Path names the way BF16 products run on this CPU and build:
 // "avx512_bf16" (AVX512_BF16's instructions), "avx512f" (their arithmetic
 // on AVX-512F, for a CPU that has AVX-512 without them, or whose hypervisor
-// hides them) or "portable" (Go, many times slower). All three give the
-// same results.
+// hides them), "portable" (Go, many times slower), or "avx512f,
+// avx512_bf16 conversions" (a CPU whose VDPBF16PS measured slower than its
+// emulation: the products run the emulation, the conversions the
+// instructions). All give the same results.
 func BF16Path() string { return bf16.Path() }
 
 // Kernels names the instruction sets a model in precision p runs on with
@@ -74,12 +76,14 @@ func Kernels(p Precision) string {
 }
 
 // BF16Notice is what a user who chose BF16 is told when this CPU runs its
-// products without AVX512_BF16 (how they run instead, in one line), or ""
-// when it has the instructions.
+// products without AVX512_BF16's VDPBF16PS (how they run instead, in one
+// line), or "" when they run on it.
 func BF16Notice() string {
-	switch bf16.Path() {
+	switch p := bf16.Path(); p {
 	case "avx512_bf16":
 		return ""
+	case "avx512f, avx512_bf16 conversions":
+		return "on a CPU whose VDPBF16PS measured slower than its emulation on AVX-512F: the products run the emulation, the same results, faster"
 	case "avx512f":
 		return "without AVX512_BF16 on this CPU: the products run its arithmetic on AVX-512F, the same results but slower than fp32"
 	}

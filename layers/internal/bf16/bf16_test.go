@@ -166,11 +166,35 @@ func asmPaths() []kpath {
 	return ps
 }
 
-// usePath makes the package run p until the returned function is called.
-func usePath(p kpath) (restore func()) {
-	prev := path
-	path = p
-	return func() { path = prev }
+// usePath makes the package run p, its conversions and its kernel, until
+// the returned function is called.
+func usePath(p kpath) (restore func()) { return usePaths(p, p) }
+
+// usePaths makes the conversions run on conv and the products on kern
+// until the returned function is called.
+func usePaths(conv, kern kpath) (restore func()) {
+	productsPath() // measured now, so that the measurement cannot replace kern later
+	prevConv, prevKern := path, products
+	path, products = conv, kern
+	return func() { path, products = prevConv, prevKern }
+}
+
+// pathPair is a way to run the package: the conversions' path and the
+// kernel's.
+type pathPair struct{ conv, kern kpath }
+
+// asmPathPairs lists the ways productsPath can run the package with
+// assembly on this CPU and build: each assembly path alone, and the
+// instructions' conversions with the emulated kernel.
+func asmPathPairs() []pathPair {
+	var ps []pathPair
+	for _, p := range asmPaths() {
+		ps = append(ps, pathPair{p, p})
+	}
+	if len(ps) == 2 {
+		ps = append(ps, pathPair{native, emulated})
+	}
+	return ps
 }
 
 // Each assembly path gives the portable kernel's bits on every shape:
@@ -178,14 +202,14 @@ func usePath(p kpath) (restore func()) {
 // and on inputs whose products and sums fall among the denormals (flushed
 // to zero), overflow to infinities, or hold NaNs.
 func TestAssemblyBitsEqualPortable(t *testing.T) {
-	ps := asmPaths()
+	ps := asmPathPairs()
 	if len(ps) == 0 {
 		t.Skip("no AVX-512 on this machine or build")
 	}
 	for _, p := range ps {
 		for i, s := range shapes() {
 			for _, in := range edgeInputs {
-				restore := usePath(p)
+				restore := usePaths(p.conv, p.kern)
 				_, _, _, asm := runWith(s, uint64(i), 1, in)
 				restore()
 				restore = usePath(portable)
@@ -328,7 +352,7 @@ func TestGemmAccuracy(t *testing.T) {
 // padding of C beyond n columns is not touched.
 func TestGemmBiasEqualsCopiedBias(t *testing.T) {
 	defer func(f float64) { minParallelFlops = f }(minParallelFlops)
-	defer usePath(path)()
+	defer usePaths(path, productsPath())()
 	minParallelFlops = 0
 	paths := append([]kpath{portable}, asmPaths()...)
 	for i, s := range append(shapes(), shape{false, false, 5, 7, 0, 1, 1}, shape{false, false, 9, 40, 3, 0, 1}) {
@@ -337,7 +361,7 @@ func TestGemmBiasEqualsCopiedBias(t *testing.T) {
 		a, b := randMatrix(r, ar, ac+3), randMatrix(r, br, bc+1)
 		bias, c0 := randMatrix(r, 1, s.n), randMatrix(r, s.m, s.n+5)
 		for _, p := range paths {
-			path = p
+			usePath(p)
 			want := append([]float32(nil), c0...)
 			for row := range s.m {
 				copy(want[row*(s.n+5):], bias)

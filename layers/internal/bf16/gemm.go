@@ -16,7 +16,9 @@ const (
 	mc = 144 // rows of A packed at a time: 18 slivers of KC/2 pairs, 72 KiB
 )
 
-// kpath is the way the products run. All three give the same bits.
+// kpath is a way to run the package's arithmetic: the conversions (the
+// packing and RoundSlice, see path) and the products' kernel (see
+// productsPath) each run on one. All three give the same bits.
 type kpath int
 
 const (
@@ -37,9 +39,17 @@ func (p kpath) String() string {
 
 // Path names the way Gemm runs on this CPU and build: "avx512_bf16" (the
 // AVX512_BF16 instructions), "avx512f" (their arithmetic on AVX-512F, for
-// a CPU without them) or "portable" (Go, many times slower). All three give
-// the same bits.
-func Path() string { return path.String() }
+// a CPU without them), "portable" (Go, many times slower), or "avx512f,
+// avx512_bf16 conversions" on a CPU that has the instructions but runs
+// VDPBF16PS slower than its emulation (see productsPath): the kernel's
+// path first. All give the same bits.
+func Path() string {
+	p := productsPath()
+	if p == path {
+		return p.String()
+	}
+	return p.String() + ", " + path.String() + " conversions"
+}
 
 // minParallelFlops is the smallest 2*m*n*k that Gemm splits across
 // goroutines (a variable so that tests reach the parallel path).
@@ -101,10 +111,11 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 		finish(then, 0, m, n)
 		return
 	}
+	kern := productsPath()
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		bp := packB(transB, n, k, b, ldb, 1)
 		defer words.put(bp)
-		rowsOf(transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
+		rowsOf(kern, transA, m, n, k, 0, m, alpha, a, lda, bp, beta, bias, c, ldc)
 		finish(then, 0, m, n)
 		return
 	}
@@ -127,7 +138,7 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 				return
 			}
 			lo, hi := ch*per*MR, min(m, (ch+1)*per*MR)
-			rowsOf(transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
+			rowsOf(kern, transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
 			finish(then, lo, hi, n)
 		}
 	})
@@ -149,14 +160,14 @@ const (
 
 // rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
 // op(B): for each block of mc rows and each k block, it packs that part of
-// op(A) (and splits it into floats on the emulated path) and runs the
-// kernel down every column sliver. A bias (nil for none) is added in the
-// first k block's stores, in place of beta*C.
-func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, bias, c []float32, ldc int) {
+// op(A) (and splits it into floats for the emulated kernel) and runs
+// kernel kern down every column sliver. A bias (nil for none) is added in
+// the first k block's stores, in place of beta*C.
+func rowsOf(kern kpath, transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, bias, c []float32, ldc int) {
 	ap := words.get(mc * KC / 2)
 	defer words.put(ap)
 	var af []float32
-	if path == emulated {
+	if kern == emulated {
 		af = floats.get(mc * KC)
 		defer floats.put(af)
 	}
@@ -185,7 +196,7 @@ func rowsOf(transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda in
 				if bs != nil {
 					sb = bs[j0:]
 				}
-				kernel(nsl, kp, ap, bp[base+s*kp*NR:], af, c[i0*ldc+j0:], ldc, alpha, bt, sb, rows-(nsl-1)*MR, min(NR, n-j0))
+				kernel(kern, nsl, kp, ap, bp[base+s*kp*NR:], af, c[i0*ldc+j0:], ldc, alpha, bt, sb, rows-(nsl-1)*MR, min(NR, n-j0))
 			}
 		}
 	}
@@ -385,7 +396,7 @@ func (s *slices[T]) put(b []T) { s.p.Put(&b) }
 var (
 	words     slices[uint32]  // packed A and B
 	converted slices[uint16]  // lines converted to bfloat16
-	floats    slices[float32] // packed words split into floats (emulated path)
+	floats    slices[float32] // packed words split into floats (emulated kernel)
 )
 
 // splitGo is splitAsm in Go: for each group of width words of src, the

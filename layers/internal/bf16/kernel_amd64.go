@@ -24,7 +24,8 @@ func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float
 //go:noescape
 func kernelEmuAsm(nsl, kp int, a *float32, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
-// path is the way the products run; tests switch it.
+// path is the way the conversions run (the packing and RoundSlice), and
+// the products' kernel unless productsPath says otherwise; tests switch it.
 var path = choosePath()
 
 func choosePath() kpath {
@@ -37,10 +38,10 @@ func choosePath() kpath {
 	return portable
 }
 
-// kernel runs nsl tiles from packed words a and b, or on the emulated path
-// from a's split floats af and b.
-func kernel(nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
-	if path == portable || kp == 0 {
+// kernel runs nsl tiles with kernel kern from packed words a and b, or for
+// the emulated kernel from a's split floats af and b.
+func kernel(kern kpath, nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
+	if kern == portable || kp == 0 {
 		kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
 		return
 	}
@@ -51,7 +52,7 @@ func kernel(nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alph
 		bp = unsafe.SliceData(bias)
 	}
 	_ = b[kp*NR-1]
-	if path == emulated {
+	if kern == emulated {
 		_ = af[nsl*kp*2*MR-1]
 		kernelEmuAsm(nsl, kp, unsafe.SliceData(af), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1, bp)
 		return

@@ -5,7 +5,13 @@ package bf16
 // path is portable: there is no assembly on this build.
 var path = portable
 
-func kernel(nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
+// products is portable too (tests set it).
+var products = portable
+
+// productsPath is the products' kernel: products.
+func productsPath() kpath { return products }
+
+func kernel(_ kpath, nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
 	kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
 }
 
