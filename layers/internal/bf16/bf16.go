@@ -30,8 +30,12 @@
 // float32, a fused multiply-add each, under flush-to-zero); and portable
 // Go. They give the same bits (the tests check each assembly path against
 // the portable one), except which NaN a NaN result is: its sign and
-// payload follow each path's order of operands. Path names the one that
-// runs.
+// payload follow each path's order of operands. The conversions and the
+// products' kernel choose their paths apart: a CPU can have the
+// instructions and run VDPBF16PS slower than its emulation (an Intel Xeon
+// of the Emerald Rapids generation retires one every two cycles), so where
+// the instructions exist, the first product times both kernels and keeps
+// the faster. Path names what runs.
 //
 // # Error
 //
