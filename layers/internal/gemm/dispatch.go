@@ -62,6 +62,18 @@ type geometry struct {
 	// small model.
 	sharedRows int
 
+	// sharedMaxK is the longest k reduction the shared multi-threaded path
+	// takes (0: no limit); a longer product takes the static split even
+	// when its packed operands fit sharedPackBudget. The shared path packs
+	// all of both operands before either goroutine computes, and for a
+	// long k those are megabytes of A and B that the chunks then read
+	// back from beyond L2. Measured on an Intel Xeon (family 6, model 207)
+	// with AVX512_BF16 shown, quiet, two threads: at k = 2048 and 4096 the
+	// static split ran 1.15-1.4x faster (the tiny model's 128 x 128 x 2048
+	// weight gradient 171 against 239 GFLOP/s; A transposed or not); at k
+	// = 512 and 1024 the two were within a few percent.
+	sharedMaxK int
+
 	// stridedAInPlace lets non-transposed A whose row stride is a multiple
 	// of 4 KiB be read in place (see useDirectA): set at start-up on the
 	// AVX-512 path when the L1 data cache has more than 8 ways
@@ -86,7 +98,7 @@ const KBlock = 256
 var geometries = [...]geometry{
 	Portable: {path: Portable, mr: 6, nr: 16, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
 	AVX2:     {path: AVX2, mr: 6, nr: 16, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 64, directARowMajorCols: 512},
-	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512, directMaxK: 1024, sharedRows: 64},
+	AVX512:   {path: AVX512, mr: 8, nr: 32, kcMax: KBlock, mcMax: 144, ncMax: 2048, directACols: 512, directARowMajorCols: 512, directBMaxRows: 512, directMaxK: 1024, sharedRows: 64, sharedMaxK: 1024},
 }
 
 // kernels selects the path the kernels run; tests change it with setPath.

@@ -29,7 +29,8 @@ func TestSgemmSumB(t *testing.T) {
 		{true, 40, 77, 1500, 1, -1, true, "one goroutine"},
 		{false, 24, 2100, 1100, 1, -1, true, "A not transposed, two column panels"},
 		{true, 64, 96, 700, 2, -1, false, "k within the in-place limit: B read in place"},
-		{true, 64, 96, 1100, 2, 1 << 30, false, "shared path"},
+		{true, 520, 96, 700, 2, 1 << 30, false, "shared path"},
+		{true, 64, 96, 1100, 2, 1 << 30, true, "k past sharedMaxK: static split despite the budget"},
 		{false, 3, 50, 1100, 1, -1, false, "small-M path"},
 	}
 	forEachPath(t, func(t *testing.T) {
