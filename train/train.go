@@ -135,8 +135,10 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := layers.BF16Notice(); st.model.Precision == layers.BF16 && n != "" {
-		fmt.Fprintf(logw, "notice: train.precision bf16 %s\n", n)
+	if st.model.Precision == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
+		if n := layers.BF16Notice(); n != "" {
+			fmt.Fprintf(logw, "notice: train.precision bf16 %s\n", n)
+		}
 	}
 	// This segment's wall time counts from the call, loading included.
 	st.segStart = start

@@ -102,8 +102,10 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("--precision: %v", err)
 	}
-	if n := layers.BF16Notice(); prec == layers.BF16 && n != "" {
-		fmt.Fprintf(stderr, "notice: --precision bf16 %s\n", n)
+	if prec == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
+		if n := layers.BF16Notice(); n != "" {
+			fmt.Fprintf(stderr, "notice: --precision bf16 %s\n", n)
+		}
 	}
 	trained.Model.Precision = prec
 	if prec != layers.FP32 {
