@@ -80,7 +80,7 @@ func Kernels(p Precision) string {
 // products without AVX512_BF16's VDPBF16PS (how they run instead, in one
 // line), or "" when they run on it.
 func BF16Notice() string {
-	switch p := bf16.Path(); p {
+	switch bf16.Path() {
 	case "avx512_bf16":
 		return ""
 	case "avx512f, avx512_bf16 conversions":

@@ -66,11 +66,13 @@ var sharedPool = sync.Pool{New: func() any { return new(workspace) }}
 // trySharedParallel runs the product on up to threads goroutines using
 // shared packed buffers. It returns false, doing nothing, when the packed
 // operands would exceed sharedPackBudget or k exceeds the geometry's
-// sharedMaxK. A bias (nil for none; only on the
-// AVX-512 path) is added to every row in the first k block's stores, in
-// place of beta*C; then (nil for none) gets each chunk of C once it is
-// finished.
+// sharedMaxK. A bias (nil for none; only on the AVX-512 path) is added to
+// every row in the first k block's stores, in place of beta*C; then (nil
+// for none) gets each chunk of C once it is finished.
 func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, then Epilogue) bool {
+	if g.sharedMaxK > 0 && k > g.sharedMaxK {
+		return false
+	}
 	j := &sharedJob{
 		g:      g,
 		transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta,
@@ -82,9 +84,6 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	j.nPad = ceilDiv(n, g.nr) * g.nr
 	j.direct = g.useDirectA(transA, lda, j.nPad, k)
 	j.directB = g.useDirectB(transB, m, k)
-	if g.sharedMaxK > 0 && k > g.sharedMaxK {
-		return false
-	}
 	need := 0
 	if !j.directB {
 		need += j.nkb * j.kc * j.nPad
