@@ -84,7 +84,7 @@ func BF16Notice() string {
 	case "avx512_bf16":
 		return ""
 	case "avx512f, avx512_bf16 conversions":
-		return "on a CPU whose VDPBF16PS measured slower than its emulation on AVX-512F: the products run the emulation, the same results, faster"
+		return "on a CPU whose VDPBF16PS measured slower than its emulation on AVX-512F: the products run the emulation, the same results, but no faster than fp32"
 	case "avx512f":
 		return "without AVX512_BF16 on this CPU: the products run its arithmetic on AVX-512F, the same results but slower than fp32"
 	}
