@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/alibi-go/alibi/layers/internal/vmath"
+	"github.com/alibi-go/alibi/layers/parallel"
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -77,9 +78,33 @@ func (o *embeddingOp) Do(vals ...G.Value) (G.Value, error) {
 	return out, nil
 }
 
+// gatherRows sets out's row i to scale times the table's row ids[i]: rows
+// split between the cores, float32 rows copied and scaled by vmath.Scale
+// (the same bits as the scalar product).
 func gatherRows[T float](table []T, ids []int, scale T, out []T, d int) {
-	for i, id := range ids {
+	if serial(len(ids)*d, embeddingChunk) {
+		gatherRange(table, ids, scale, out, d, 0, len(ids))
+		return
+	}
+	parallelChunks(len(ids), max(1, embeddingChunk/d), func(_, lo, hi int) { gatherRange(table, ids, scale, out, d, lo, hi) })
+}
+
+// embeddingChunk is the fewest elements a core gathers or scatters when the
+// embedding's work is split: below it, the split costs more than it saves.
+const embeddingChunk = 1 << 15
+
+// gatherRange is gatherRows for the ids lo..hi-1.
+func gatherRange[T float](table []T, ids []int, scale T, out []T, d, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		id := ids[i]
 		row, o := table[id*d:(id+1)*d], out[i*d:(i+1)*d]
+		if o32, ok := any(o).([]float32); ok {
+			copy(o32, any(row).([]float32))
+			if scale != 1 {
+				vmath.Scale(o32, float32(scale))
+			}
+			continue
+		}
 		for j, v := range row {
 			o[j] = scale * v
 		}
@@ -138,10 +163,46 @@ func (o *embeddingGradOp) Do(vals ...G.Value) (G.Value, error) {
 	return out, nil
 }
 
-// scatterRows sets out to zero and adds scale*dy[i] to row ids[i], in order.
+// scatterRows sets out to zero and adds scale*dy[i] to row ids[i], in
+// order. The table's rows are split between the cores in ranges that hold
+// about as many of the ids each (two cores writing different columns of one
+// row slow each other down); each element's sum runs over the ids in order
+// whatever the split, so the bits do not depend on it.
 func scatterRows[T float](dy []T, ids []int, scale T, out []T, d int) {
-	clear(out)
+	rows := len(out) / d
+	if serial(len(ids)*d, embeddingChunk) {
+		scatterRange(dy, ids, scale, out, d, 0, rows)
+		return
+	}
+	// bounds[c] is the first table row of chunk c: the rows are cut where
+	// the running count of the ids passes each chunk's share.
+	chunks := parallel.NumChunks(len(ids)*d, embeddingChunk)
+	count := make([]int, rows)
+	for _, id := range ids {
+		count[id]++
+	}
+	bounds := make([]int, chunks+1)
+	bounds[chunks] = rows
+	for r, c, seen := 0, 1, 0; r < rows && c < chunks; r++ {
+		if seen += count[r]; seen >= c*len(ids)/chunks {
+			bounds[c] = r + 1
+			c++
+		}
+	}
+	for c := 1; c < chunks; c++ {
+		bounds[c] = max(bounds[c], bounds[c-1])
+	}
+	parallelChunks(chunks, 1, func(c, _, _ int) { scatterRange(dy, ids, scale, out, d, bounds[c], bounds[c+1]) })
+}
+
+// scatterRange is scatterRows for the table rows r0..r1-1: it clears them
+// and adds the rows of dy whose ids fall among them.
+func scatterRange[T float](dy []T, ids []int, scale T, out []T, d, r0, r1 int) {
+	clear(out[r0*d : r1*d])
 	for i, id := range ids {
+		if id < r0 || id >= r1 {
+			continue
+		}
 		o, g := out[id*d:(id+1)*d], dy[i*d:(i+1)*d]
 		for j, v := range g {
 			o[j] += scale * v
