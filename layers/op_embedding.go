@@ -95,16 +95,19 @@ const embeddingChunk = 1 << 15
 
 // gatherRange is gatherRows for the ids lo..hi-1.
 func gatherRange[T float](table []T, ids []int, scale T, out []T, d, lo, hi int) {
-	for i := lo; i < hi; i++ {
-		id := ids[i]
-		row, o := table[id*d:(id+1)*d], out[i*d:(i+1)*d]
-		if o32, ok := any(o).([]float32); ok {
-			copy(o32, any(row).([]float32))
+	if out32, ok := any(out).([]float32); ok {
+		tab32 := any(table).([]float32)
+		for i := lo; i < hi; i++ {
+			o := out32[i*d : (i+1)*d]
+			copy(o, tab32[ids[i]*d:(ids[i]+1)*d])
 			if scale != 1 {
-				vmath.Scale(o32, float32(scale))
+				vmath.Scale(o, float32(scale))
 			}
-			continue
 		}
+		return
+	}
+	for i := lo; i < hi; i++ {
+		row, o := table[ids[i]*d:(ids[i]+1)*d], out[i*d:(i+1)*d]
 		for j, v := range row {
 			o[j] = scale * v
 		}
