@@ -26,6 +26,11 @@ func TestFlashBandsSameBits(t *testing.T) {
 	}{
 		{flashCase{nSeq: 2, qLen: 128, heads: 4, dHead: 32}, []flash.Opts{{}, {BlockQ: 100, BlockK: 48}}},
 		{flashCase{nSeq: 1, qLen: 300, heads: 2, dHead: 16}, []flash.Opts{{}, {BlockQ: 96, BlockK: 70}, {BlockQ: 128, BlockK: 512}}},
+		// Two key tiles and more heads than workers: a worker's scratch
+		// holds an earlier head's probabilities of a whole tile where a
+		// band of more than gemm.KBlock keys must set the keys it does not
+		// see to zero (keySpan).
+		{flashCase{nSeq: 2, qLen: 600, heads: 3, dHead: 8}, []flash.Opts{{}}},
 		{flashCase{nSeq: 2, qLen: 77, offset: 40, heads: 2, dHead: 8}, []flash.Opts{{}, {BlockQ: 70, BlockK: 50}}},
 	} {
 		for _, kind := range []biasKind{alibiSlopes, maskFull, noSlopes} {

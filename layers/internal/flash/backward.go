@@ -149,6 +149,7 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool,
 			t.addBias(row[:n], pos, j0)
 			expShift(row[:padInvisible(row, n)], t.lse[i])
 		}
+		clearKeys(pa, ld, e-a, kb, keySpan(kb, kn))
 		a = e
 	}
 	t.keysAT(i0, i1, j0, kn, seen, 1, p, ld, do, g.LdDO, g.DV[j0*g.LdDV+c:], g.LdDV) // dV = P^T dO
@@ -177,7 +178,7 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool,
 				}
 			}
 		}
-		Gemm(false, false, e-a, dh, kb, t.scale, pa, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, betaQ, g.DQ[a*g.LdDQ+c:], g.LdDQ)
+		Gemm(false, false, e-a, dh, keySpan(kb, kn), t.scale, pa, ld, sq.K[sq.KAt(j0, t.h, dh):], sq.LdK, betaQ, g.DQ[a*g.LdDQ+c:], g.LdDQ)
 		a = e
 	}
 	t.keysAT(i0, i1, j0, kn, seen, t.scale, p, ld, sq.Q[i0*sq.LdQ+c:], sq.LdQ, g.DK[j0*g.LdDK+c:], g.LdDK) // dK = scale dS^T Q

@@ -189,18 +189,45 @@ const BandRows = 32
 // dS^T Q), and every element keeps the bits of the whole block's product,
 // while most of the block's upper triangle is not computed. The bits stay
 // only while each product keeps its path: so the block is whole (e = i1,
-// kb = kn) when its sums over keys would be cut into k blocks (kn >
-// gemm.KBlock), when whole is set (Opts.WholeBlocks, or a forward block
-// some of whose rows hold output already), and no band is left with at
-// most DecodeRows rows, which gemm computes on its small-M path.
+// kb = kn) when whole is set (Opts.WholeBlocks, or a forward block some of
+// whose rows hold output already), no band is left with at most
+// DecodeRows rows, which gemm computes on its small-M path, and the sums
+// over keys span keySpan(kb, kn) keys, not kb.
 func (t *head[T]) band(a, i1, j0, kn int, whole bool) (e, kb int) {
-	if whole || t.whole || kn > fastgemm.KBlock || visible(t.seq.Offset+a, j0, kn) == kn {
+	if whole || t.whole || visible(t.seq.Offset+a, j0, kn) == kn {
 		return i1, kn
 	}
 	if e = a + BandRows; e >= i1-DecodeRows {
 		e = i1
 	}
 	return e, visible(t.seq.Offset+e-1, j0, kn)
+}
+
+// keySpan returns how many keys a band's products that sum over the keys
+// (P V, dQ = dS K) cover, for a band that sees kb keys of a block of kn:
+// kb, unless kn > gemm.KBlock, where such a sum is cut into k blocks at
+// points that depend on its length; it then spans the whole block's kn
+// keys, as the whole block's product does, and the band's probabilities of
+// keys kb..kn-1 must be zeros (clearKeys). The products of the other sums
+// (the scores, dP = dO V^T, dV and dK, which sum over dHead or over rows)
+// still cover only the band's kb keys.
+func keySpan(kb, kn int) int {
+	if kn > fastgemm.KBlock {
+		return kn
+	}
+	return kb
+}
+
+// clearKeys sets entries kb..kp-1 of the nr rows of s (row stride ld) to 0:
+// the keys of keySpan(kb, kn) = kp that a band does not see. (The scratch
+// may hold an earlier block's probabilities there.)
+func clearKeys[T float](s []T, ld, nr, kb, kp int) {
+	if kp <= kb {
+		return
+	}
+	for r := range nr {
+		clear(s[r*ld+kb : r*ld+kp])
+	}
 }
 
 // forward computes output rows i0..i1-1 of the head and their lse. It walks
@@ -241,7 +268,9 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 					scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
 				}
 			}
-			t.addPV(s, bk, a, e-a, min(e, max(a, seen))-a, j0, kb) // the band's rows before seen are new
+			kp := keySpan(kb, kn)
+			clearKeys(s, bk, e-a, kb, kp)
+			t.addPV(s, bk, a, e-a, min(e, max(a, seen))-a, j0, kp) // the band's rows before seen are new
 			a = e
 		}
 		seen = r0
