@@ -536,8 +536,10 @@ func TestFlashBackwardMatchesAttnBackward(t *testing.T) {
 func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	var w worstErr
+	// 16 heads of 16: rows of 768 and 256 elements, which the backward
+	// pass copies (contiguousRows).
 	for _, qLen := range []int{1, 7, 65, 130, 300} {
-		for _, heads := range []int{1, 3, 4} {
+		for _, heads := range []int{1, 3, 4, 16} {
 			for _, kind := range []biasKind{alibiSlopes, alibiFull, noSlopes} {
 				for _, opt := range flashTestTiles {
 					fc := flashCase{nSeq: 2, qLen: qLen, heads: heads, dHead: 16}

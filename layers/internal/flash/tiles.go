@@ -82,6 +82,13 @@ type workerBuffers[T float] struct {
 	// The backward pass's keys and values of one key tile, transposed
 	// once for all the query tiles that see them.
 	kT, vT packedT[T]
+	// The backward pass's contiguous copies of the keys of a key tile and
+	// of the queries and output gradients of a query tile (see
+	// contiguousRows), and the views its products read: kRows (row stride
+	// ldKRows) for dQ = dS K.
+	kc, qc, doc []T
+	kRows       []T
+	ldKRows     int
 	// The forward pass's transposed key tiles of the head at hand, during
 	// a call (see keyTiles).
 	keys keyTiles[T]
