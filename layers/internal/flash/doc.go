@@ -14,8 +14,10 @@
 // (Forward), so that memory stays linear in the length: no (T, T) array
 // exists, only per-worker scratch of one tile and the transposed key tiles
 // of the head at hand, packed once for all its query tiles (at most
-// KeyTilesBytes a worker). Key tiles entirely above the
-// diagonal are skipped. A block that crosses the diagonal is cut into bands
+// KeyTilesBytes a worker), and in the backward pass contiguous copies of
+// one key tile's keys and one query tile's queries and output gradients
+// when their rows are a multiple of 1 KiB apart (contiguousRows). Key
+// tiles entirely above the diagonal are skipped. A block that crosses the diagonal is cut into bands
 // of BandRows query rows, and each band's products cover only the keys its
 // last row sees (beyond gemm.KBlock keys, the products that sum over the
 // keys, P V and dS K, cover the whole block's, the others still the band's:
