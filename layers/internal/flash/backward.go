@@ -76,6 +76,9 @@ func Backward[T float](seqs []Seq[T], grads []GradSeq[T], qLen, heads, dHead int
 			t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
 		}
 	})
+	for _, w := range fs.work {
+		w.kRows = nil // may be a view of this call's keys
+	}
 	if lb != nil {
 		for _, acc := range fs.accs[1:] {
 			vmath.AddTo(biasGrad, acc)
@@ -238,10 +241,10 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // when bk is a multiple of 256. The products dV = P^T dO and dK = dS^T Q
 // read those tiles down their columns, 8 keys of each of up to BlockQ rows;
 // rows a multiple of 1 KiB apart fall in at most 4 of the 64 sets of the
-// L1 data cache (64 sets of 8 or 12 ways on Zen 4, Zen 5 and the Xeon
-// below; 2 sets at 2 KiB, the small model's 512 keys), too few lines for
-// 64 rows, so every 8 keys were read from L2 again. Measured on
-// an Intel Xeon (family 6, model 207), backward pass alone, 31 alternating
+// L1 data cache (64 sets of 8 or 12 ways on Zen 4, Zen 5 and the Intel
+// Xeon it was measured on; 2 sets at 2 KiB, the small model's 512 keys),
+// too few lines for 64 rows, so every 8 keys were read from L2 again. Measured on an
+// Intel Xeon (family 6, model 207), backward pass alone, 31 alternating
 // pairs: 512 keys (16 x 512 tokens, 8 heads of 32) 1.037-1.047x faster, 1024
 // keys 1.024-1.050x; at 128 keys (512 bytes apart, 8 sets) padding made no
 // difference (0.996-1.012x). The arithmetic does not depend on the stride.

@@ -17,11 +17,12 @@
 // KeyTilesBytes a worker), and in the backward pass contiguous copies of
 // one key tile's keys and one query tile's queries and output gradients
 // when their rows are a multiple of 1 KiB apart (contiguousRows). Key
-// tiles entirely above the diagonal are skipped. A block that crosses the diagonal is cut into bands
-// of BandRows query rows, and each band's products cover only the keys its
-// last row sees (beyond gemm.KBlock keys, the products that sum over the
-// keys, P V and dS K, cover the whole block's, the others still the band's:
-// see keySpan); each row's bias, maximum and exponentials cover only its visible
+// tiles entirely above the diagonal are skipped. A block that crosses the
+// diagonal is cut into bands of BandRows query rows, and each band's
+// products cover only the keys its last row sees (beyond gemm.KBlock keys,
+// the products that sum over the keys, P V and dS K, cover the whole
+// block's, the others still the band's: see keySpan); each row's bias,
+// maximum and exponentials cover only its visible
 // keys (plus, in the exponential, at most 7 keys set to -Inf to fill the
 // last vector), and the other probabilities are exactly 0. No mask value
 // is added and no bias of an invisible key is read. Backward
