@@ -245,7 +245,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // Xeon it was measured on; 2 sets at 2 KiB, the small model's 512 keys),
 // too few lines for 64 rows, so every 8 keys were read from L2 again. Measured on an
 // Intel Xeon (family 6, model 207), backward pass alone, 31 alternating
-// pairs: 512 keys (16 x 512 tokens, 8 heads of 32) 1.037-1.047x faster, 1024
+// pairs: 512 keys (4 x 512 tokens, 8 heads of 32) 1.037-1.047x faster, 1024
 // keys 1.024-1.050x; at 128 keys (512 bytes apart, 8 sets) padding made no
 // difference (0.996-1.012x). The arithmetic does not depend on the stride.
 func scoreStride(bk int) int {
@@ -264,7 +264,7 @@ func scoreStride(bk int) int {
 // cache (see scoreStride), as in the small model, whose queries, keys and
 // values are rows of 768 floats and whose output gradients rows of 256.
 // Measured on an Intel Xeon (family 6, model 207), backward pass alone, 31
-// alternating pairs each: 16 x 512 tokens in 8 heads of 32, 1.023x faster
+// alternating pairs each: 4 x 512 tokens in 8 heads of 32, 1.023x faster
 // (26 of 31, twice); 1024 tokens, 1.037-1.039x (28 and 29 of 31). An
 // earlier session copied them at every stride and lost 3.5% at the tiny
 // model's (rows of 384 and 128 floats). The arithmetic is the same.
