@@ -195,7 +195,7 @@ func scatterRows[T float](dy []T, ids []int, scale T, out []T, d int) {
 	for c := 1; c < chunks; c++ {
 		bounds[c] = max(bounds[c], bounds[c-1])
 	}
-	parallelChunks(chunks, 1, func(c, _, _ int) { scatterRange(dy, ids, scale, out, d, bounds[c], bounds[c+1]) })
+	parallelChunks(chunks, 1, func(_, lo, hi int) { scatterRange(dy, ids, scale, out, d, bounds[lo], bounds[hi]) })
 }
 
 // scatterRange is scatterRows for the table rows r0..r1-1: it clears them

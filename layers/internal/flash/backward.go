@@ -249,7 +249,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // keys 1.024-1.050x; at 128 keys (512 bytes apart, 8 sets) padding made no
 // difference (0.996-1.012x). The arithmetic does not depend on the stride.
 func scoreStride(bk int) int {
-	if bk%256 == 0 {
+	if fewL1Sets(bk) {
 		return bk + 16
 	}
 	return bk
@@ -269,7 +269,7 @@ func scoreStride(bk int) int {
 // earlier session copied them at every stride and lost 3.5% at the tiny
 // model's (rows of 384 and 128 floats). The arithmetic is the same.
 func contiguousRows[T float](buf *[]T, src []T, ld, n, dh int) ([]T, int) {
-	if ld%256 != 0 {
+	if !fewL1Sets(ld) {
 		return src, ld
 	}
 	*buf = resize(*buf, n*dh)
@@ -278,3 +278,8 @@ func contiguousRows[T float](buf *[]T, src []T, ld, n, dh int) ([]T, int) {
 	}
 	return *buf, dh
 }
+
+// fewL1Sets reports whether rows ld elements apart are a multiple of 1 KiB
+// apart in float32 (256 elements), so that a walk down a column of them
+// stays in at most 4 of the L1 cache's 64 sets (see scoreStride).
+func fewL1Sets(ld int) bool { return ld%256 == 0 }
