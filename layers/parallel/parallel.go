@@ -5,15 +5,13 @@
 // The work [0, n) is cut into chunks whose number depends only on n and a
 // minimum chunk size, never on the number of cores, and a reduction that
 // keeps one partial result per chunk and adds them in chunk order gives the
-// same bits on any machine and from run to run. Idle workers take the next
-// chunk, so a worker that starts late just takes fewer. The workers are
+// same bits on any machine and from run to run. Each worker takes the
+// chunks of its own share first and then helps with the others' (see
+// Shares), so a worker that starts late just takes fewer. The workers are
 // the caller and helper goroutines that stay awake between loops (see Run).
 package parallel
 
-import (
-	"runtime"
-	"sync/atomic"
-)
+import "runtime"
 
 // MaxChunks bounds the number of chunks a loop is cut into.
 const MaxChunks = 16
@@ -50,11 +48,12 @@ func ChunksOnWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 		}
 		return
 	}
-	var next atomic.Int64
-	Run(min(Workers(), chunks), func(w int) {
+	workers := min(Workers(), chunks)
+	shares := NewShares(workers, chunks)
+	Run(workers, func(w int) {
 		for {
-			c := int(next.Add(1) - 1)
-			if c >= chunks {
+			c, ok := shares.Next(w)
+			if !ok {
 				return
 			}
 			lo, hi := ChunkBounds(n, chunks, c)

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -56,6 +57,72 @@ func TestChunksIndependentOfCores(t *testing.T) {
 	for c := range one {
 		if one[c] != four[c] {
 			t.Fatalf("chunk %d is %v with 1 core and %v with 4", c, one[c], four[c])
+		}
+	}
+}
+
+// Every task is handed out once, whichever workers ask; a worker alone
+// takes its own share in order, then the next workers' shares in turn.
+func TestSharesHandOutEachTaskOnce(t *testing.T) {
+	for _, tc := range []struct{ workers, n int }{{1, 0}, {1, 5}, {2, 1}, {2, 7}, {3, 16}, {4, 3}} {
+		for w := range tc.workers {
+			s := NewShares(tc.workers, tc.n)
+			var got, want []int
+			for task, ok := s.Next(w); ok; task, ok = s.Next(w) {
+				got = append(got, task)
+			}
+			for i := range tc.workers {
+				v := (w + i) % tc.workers
+				for task := tc.n * v / tc.workers; task < tc.n*(v+1)/tc.workers; task++ {
+					want = append(want, task)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%d workers, %d tasks: worker %d alone took %v, want %v", tc.workers, tc.n, w, got, want)
+			}
+		}
+		// Worker w asks w+1 times a round, so the first workers run out
+		// of their own tasks and take the others'.
+		s := NewShares(tc.workers, tc.n)
+		seen := make([]int, tc.n)
+		for done := false; !done; {
+			done = true
+			for w := range tc.workers {
+				for range w + 1 {
+					if task, ok := s.Next(w); ok {
+						seen[task]++
+						done = false
+					}
+				}
+			}
+		}
+		for task, c := range seen {
+			if c != 1 {
+				t.Fatalf("%d workers, %d tasks: task %d handed out %d times", tc.workers, tc.n, task, c)
+			}
+		}
+	}
+}
+
+// Concurrent workers take every task once.
+func TestSharesConcurrent(t *testing.T) {
+	const n = 10000
+	s := NewShares(4, n)
+	var counts [n]int32
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for task, ok := s.Next(w); ok; task, ok = s.Next(w) {
+				counts[task]++ // each task once, so no two goroutines write one element
+			}
+		}()
+	}
+	wg.Wait()
+	for task, c := range counts {
+		if c != 1 {
+			t.Fatalf("task %d taken %d times", task, c)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package bf16
 import (
 	"math"
 	"sync"
-	"sync/atomic"
 
 	"github.com/alibi-go/alibi/layers/internal/gemm"
 	"github.com/alibi-go/alibi/layers/parallel"
@@ -122,19 +121,21 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	bp := packB(transB, n, k, b, ldb, threads)
 	defer words.put(bp)
 	// The rows are cut into chunks of at least minChunkSlivers slivers,
-	// about chunksPerThread per goroutine, and each goroutine takes the
-	// next chunk left when it finishes one: one that starts late or runs
-	// slower does not leave the others waiting at the end with half the
-	// rows still to do. Each element of C is computed the same way
-	// whatever chunk it falls in.
+	// about chunksPerThread per goroutine, handed out in shares
+	// (parallel.Shares): each goroutine takes the chunks of its own run of
+	// rows, then those left of the others', so that one that starts late
+	// or runs slower does not leave the others waiting at the end with
+	// half the rows still to do. Each element of C is computed the same
+	// way whatever chunk it falls in.
 	slivers := (m + MR - 1) / MR
 	per := max(minChunkSlivers, (slivers+threads*chunksPerThread-1)/(threads*chunksPerThread))
 	chunks := (slivers + per - 1) / per
-	var next atomic.Int64
-	parallel.Run(min(threads, chunks), func(int) {
+	workers := min(threads, chunks)
+	shares := parallel.NewShares(workers, chunks)
+	parallel.Run(workers, func(w int) {
 		for {
-			ch := int(next.Add(1) - 1)
-			if ch >= chunks {
+			ch, ok := shares.Next(w)
+			if !ok {
 				return
 			}
 			lo, hi := ch*per*MR, min(m, (ch+1)*per*MR)

@@ -45,6 +45,14 @@ func (pt *packedT[T]) pack(k, n int, b []T, ldb int) {
 	}
 }
 
+// reserve makes room for a later pack of k x n (see gemm.PackedB.Reserve).
+func (pt *packedT[T]) reserve(k, n int) {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		pt.p.Reserve(k, n)
+	}
+}
+
 // gemmT computes C = alpha*A*B^T[:, :n] + beta*C for A (m x k) and pt's B,
 // with the bits of Gemm(false, true, m, n, k, alpha, a, lda, b, ldb, beta,
 // c, ldc).

@@ -129,6 +129,7 @@ func (kt *keyTiles[T]) tile(k []T, ld, j0, bk, kn, kAll, dh int) *packedT[T] {
 	i := j0 / bk
 	if (i+1)*bk*dh*int(unsafe.Sizeof(k[0])) > KeyTilesBytes {
 		if p := &k[j0*ld]; p != kt.onceOf || kt.once.n < kn {
+			kt.once.reserve(dh, bk) // the bands of a diagonal tile pack more keys each
 			kt.once.pack(dh, kn, k[j0*ld:], ld)
 			kt.onceOf = p
 		}

@@ -39,6 +39,17 @@ func (p *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 	packB32(true, k, n, b, ldb, 0, 0, p.panel, nil, false)
 }
 
+// Reserve makes room in p for a later Pack of k x n with B transposed, so
+// that a PackedB packed again with more columns each time (the keys of one
+// tile, band by band) takes its storage once instead of at every size. It
+// packs nothing.
+func (p *PackedB) Reserve(k, n int) {
+	g := geom()
+	if g.path == AVX512 && k > 0 && n > 0 && k <= g.kcMax && n <= g.ncMax {
+		p.panel = grow(p.panel, ceilDiv(n, g.nr)*g.nr*k)
+	}
+}
+
 // SgemmPackedB computes C = alpha*A*op(B)[:, :n] + beta*C on the calling
 // goroutine for A (m x k) not transposed, op(B) prepared by p.Pack and n at
 // most its columns: the product and bits of Sgemm(false, transB, m, n, k,

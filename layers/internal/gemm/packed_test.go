@@ -58,6 +58,37 @@ func TestSgemmPackedB(t *testing.T) {
 // aSource.prefetch hands out its range in steps of the lines a kernel call
 // prefetches (nsl slivers, a line every four of kb k steps) and then the
 // sliver it is given, whose lines are in the cache already.
+// After Reserve(k, n), packing k x m for any m up to n takes no new
+// storage, and the products still have Sgemm's bits.
+func TestPackedBReserve(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		const k, n = 32, 256
+		rng := rand.New(rand.NewSource(43))
+		b := randSlice(rng, n*k)
+		var p PackedB
+		p.Reserve(k, n)
+		m := 32
+		if allocs := testing.AllocsPerRun(5, func() {
+			p.Pack(true, k, m, b, k)
+			m += 32
+		}); allocs != 0 {
+			t.Errorf("Pack after Reserve allocated %v times a call", allocs)
+		}
+		a := randSlice(rng, 16*k)
+		for _, cols := range []int{5, 64, 200} {
+			p.Pack(true, k, cols, b, k)
+			got, want := make([]float32, 16*cols), make([]float32, 16*cols)
+			SgemmPackedB(16, cols, 1, a, k, &p, 0, got, cols)
+			Sgemm(false, true, 16, cols, k, 1, a, k, b, k, 0, want, cols, 1)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%d columns: element %d is %v, want %v", cols, i, got[i], want[i])
+				}
+			}
+		}
+	})
+}
+
 func TestPrefetchRange(t *testing.T) {
 	b := make([]float32, 64)
 	sliver := uintptr(unsafe.Pointer(&b[0]))

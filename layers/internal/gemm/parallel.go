@@ -19,8 +19,9 @@ var sharedPackBudget = 1 << 19
 
 // sharedJob is one multi-threaded product. Its work is a list of packing
 // tasks followed by a list of compute tasks (2-D chunks of C), both handed
-// out through atomic counters, so that goroutines which start late (waking
-// an idle core can take tens of microseconds) simply take fewer chunks.
+// out through atomic counters (the compute tasks in shares, see comp), so
+// that goroutines which start late (waking an idle core can take tens of
+// microseconds) simply take fewer chunks.
 type sharedJob struct {
 	g              *geometry
 	transA, transB bool
@@ -46,11 +47,13 @@ type sharedJob struct {
 	packTotal                      int64
 	packNext, packDone             atomic.Int64
 
-	// Compute tasks: rowChunks x colChunks chunks of C.
+	// Compute tasks: rowChunks x colChunks chunks of C, in row-major
+	// order, handed out in shares (see parallel.Shares): each goroutine
+	// computes its own run of rows first.
 	rowChunk, colChunk   int // chunk height (multiple of mr) and width (multiple of nr)
 	rowChunks, colChunks int
 	compTotal            int64
-	compNext             atomic.Int64
+	comp                 *parallel.Shares
 	packed               chan struct{} // closed when packDone reaches packTotal
 }
 
@@ -132,16 +135,19 @@ func trySharedParallel(g *geometry, threads int, transA, transB bool, m, n, k in
 	}
 	j.packed = make(chan struct{})
 
-	parallel.Run(int(min(int64(threads), j.compTotal)), func(int) { j.work() })
+	workers := int(min(int64(threads), j.compTotal))
+	j.comp = parallel.NewShares(workers, int(j.compTotal))
+	parallel.Run(workers, j.work)
 	j.ap, j.bp = nil, nil
 	sharedPool.Put(ws)
 	return true
 }
 
-// work is run by every participating goroutine: it takes packing tasks, waits
-// for all packing to finish, then takes compute chunks until none are left.
-// A goroutine that finds no work touches nothing but the counters.
-func (j *sharedJob) work() {
+// work is run by every participating goroutine, w being its number: it
+// takes packing tasks, waits for all packing to finish, then takes compute
+// chunks, its own share first, until none are left. A goroutine that finds
+// no work touches nothing but the counters.
+func (j *sharedJob) work(w int) {
 	for {
 		t := j.packNext.Add(1) - 1
 		if t >= j.packTotal {
@@ -152,7 +158,8 @@ func (j *sharedJob) work() {
 			close(j.packed)
 		}
 	}
-	if j.compNext.Load() >= j.compTotal {
+	t, ok := j.comp.Next(w)
+	if !ok {
 		return
 	}
 	// The remaining packing tasks are being finished by other goroutines.
@@ -171,12 +178,8 @@ func (j *sharedJob) work() {
 	if j.directB {
 		ws.edgeB = grow(ws.edgeB, j.g.nr*j.kc)
 	}
-	for {
-		t := j.compNext.Add(1) - 1
-		if t >= j.compTotal {
-			return
-		}
-		j.compute(int(t), ws.edge, ws.edgeB)
+	for ; ok; t, ok = j.comp.Next(w) {
+		j.compute(t, ws.edge, ws.edgeB)
 	}
 }
 
