@@ -48,16 +48,8 @@ func ChunksOnWorkers(n, minChunk int, fn func(worker, chunk, lo, hi int)) {
 		}
 		return
 	}
-	workers := min(Workers(), chunks)
-	shares := NewShares(workers, chunks)
-	Run(workers, func(w int) {
-		for {
-			c, ok := shares.Next(w)
-			if !ok {
-				return
-			}
-			lo, hi := ChunkBounds(n, chunks, c)
-			fn(w, c, lo, hi)
-		}
+	RunShares(min(Workers(), chunks), chunks, func(w, c int) {
+		lo, hi := ChunkBounds(n, chunks, c)
+		fn(w, c, lo, hi)
 	})
 }

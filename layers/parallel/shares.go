@@ -30,7 +30,8 @@ type Shares struct {
 }
 
 // share is one worker's run of tasks: the next one to take and the end,
-// on a cache line of its own, since its worker updates it all the time.
+// padded to a cache line's 64 bytes, since its worker updates it all the
+// time.
 type share struct {
 	next atomic.Int64
 	end  int64
@@ -62,4 +63,16 @@ func (s *Shares) Next(w int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// RunShares calls fn(w, task) for every task 0..n-1 on workers goroutines
+// (see Run), worker w taking its tasks through one Shares, and returns when
+// all are done.
+func RunShares(workers, n int, fn func(worker, task int)) {
+	s := NewShares(workers, n)
+	Run(workers, func(w int) {
+		for t, ok := s.Next(w); ok; t, ok = s.Next(w) {
+			fn(w, t)
+		}
+	})
 }

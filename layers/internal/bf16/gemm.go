@@ -130,18 +130,10 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	slivers := (m + MR - 1) / MR
 	per := max(minChunkSlivers, (slivers+threads*chunksPerThread-1)/(threads*chunksPerThread))
 	chunks := (slivers + per - 1) / per
-	workers := min(threads, chunks)
-	shares := parallel.NewShares(workers, chunks)
-	parallel.Run(workers, func(w int) {
-		for {
-			ch, ok := shares.Next(w)
-			if !ok {
-				return
-			}
-			lo, hi := ch*per*MR, min(m, (ch+1)*per*MR)
-			rowsOf(kern, transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
-			finish(then, lo, hi, n)
-		}
+	parallel.RunShares(min(threads, chunks), chunks, func(_, ch int) {
+		lo, hi := ch*per*MR, min(m, (ch+1)*per*MR)
+		rowsOf(kern, transA, m, n, k, lo, hi, alpha, a, lda, bp, beta, bias, c, ldc)
+		finish(then, lo, hi, n)
 	})
 }
 
