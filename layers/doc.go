@@ -48,9 +48,9 @@
 //	                                                      (train/train.go, layers/attention.go)
 //	  ├─ biasMemo.bias ─▶ AlibiScheme.Bias32 ─▶ alibiTables
 //	  │    ─▶ AlibiBias(AlibiSlopes' slopes)             (layers/bias_memo.go, position/alibi.go)
-//	  └─ flash.Forward ─▶ head.forward ─▶ softmaxStep
-//	       ─▶ Bias.Add = distanceBias.Add: head h's row  (internal/flash/forward.go,
-//	                                                      position/distance_bias.go)
+//	  └─ flash.Forward ─▶ head.forward ─▶ softmaxBand
+//	       ─▶ MaxBias.AddMax = distanceBias.AddMax:      (internal/flash/forward.go,
+//	          head h's row of distances, and its maximum  position/distance_bias.go)
 //
 // Attention is one op on the tiled ("flash") kernel: the bias is computed
 // inside the kernel from the scheme's parameters and the absolute positions

@@ -87,3 +87,51 @@ func bandsPasses(p *flashProblem[float32], g *dGradients[float32], bias position
 	flash.Backward(p.seqs, g.grads, fc.qLen, fc.heads, fc.dHead, float32(fc.scale()), bias, lse, biasGrad, opt)
 	return [][]float32{slices.Clone(p.o), lse, slices.Clone(g.dq), slices.Clone(g.dkv), biasGrad, slices.Clone(dc)}, stats
 }
+
+// The forward pass without statistics takes a band's rows in two passes
+// (the bias and maxima of all of them, then their exponentials); with
+// statistics it takes them one at a time, adding the bias and then taking
+// the maximum. Both must give the same bits, outputs and log-sum-exps, for
+// every kind of bias (a distance bias adds its maximum as it goes, a full
+// one and the prefix-sum bias do not), several key tiles per row (the
+// running maximum grows and the output is rescaled) and queries after a
+// cache.
+func TestFlashForwardBandOrderSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(93, 94))
+	for _, tc := range []struct {
+		fc   flashCase
+		opts []flash.Opts
+	}{
+		{flashCase{nSeq: 2, qLen: 128, heads: 4, dHead: 32}, []flash.Opts{{}, {BlockQ: 100, BlockK: 48}}},
+		{flashCase{nSeq: 1, qLen: 300, heads: 2, dHead: 16}, []flash.Opts{{}, {BlockQ: 96, BlockK: 70}, {BlockQ: 7, BlockK: 13}}},
+		{flashCase{nSeq: 2, qLen: 77, offset: 40, heads: 2, dHead: 8}, []flash.Opts{{}, {BlockQ: 70, BlockK: 50}}},
+	} {
+		for kind := alibiSlopes; kind <= maskFull+1; kind++ {
+			for _, opt := range tc.opts {
+				name := fmt.Sprintf("%+v %v %s", tc.fc, kind, tileName(opt))
+				p := newFlashProblem[float32](rng, tc.fc, false)
+				bias := kernelBias[float32](min(kind, maskFull), tc.fc)
+				if kind > maskFull { // the prefix-sum bias on top of ALiBi's
+					name = fmt.Sprintf("%+v alibiSlopes+gate %s", tc.fc, tileName(opt))
+					bias = kernelBias[float32](alibiSlopes, tc.fc)
+					withGate(rng, p)
+				}
+				var got [2][][]float32
+				for k, stats := range []bool{false, true} {
+					o := opt
+					if stats {
+						o.Stats = flash.NewStats(tc.fc.heads, 0)
+					}
+					lse := make([]float32, tc.fc.lseLen())
+					flash.Forward(p.seqs, tc.fc.qLen, tc.fc.heads, tc.fc.dHead, float32(tc.fc.scale()), bias, lse, o)
+					got[k] = [][]float32{slices.Clone(p.o), lse}
+				}
+				for i := range got[0] {
+					if j := firstBitDifference(got[0][i], got[1][i]); j >= 0 {
+						t.Errorf("%s: result %d, element %d: %g without statistics, %g with", name, i, j, got[0][i][j], got[1][i][j])
+					}
+				}
+			}
+		}
+	}
+}

@@ -75,6 +75,10 @@ type buffers[T float] struct {
 type workerBuffers[T float] struct {
 	s, dp, m, d []T
 	l, logs     []float64 // logs: the logarithms of l's rows
+	// The forward pass's maxima and padded lengths of a band's rows (see
+	// softmaxBand).
+	rowMax []T
+	rowLen []int
 	// Forward with Stats: one row's scores and exponentials in float64
 	// and the running sums of each row of a query tile.
 	sc, ex []float64
