@@ -106,16 +106,23 @@ func TestFlashForwardBandOrderSameBits(t *testing.T) {
 		{flashCase{nSeq: 1, qLen: 300, heads: 2, dHead: 16}, []flash.Opts{{}, {BlockQ: 96, BlockK: 70}, {BlockQ: 7, BlockK: 13}}},
 		{flashCase{nSeq: 2, qLen: 77, offset: 40, heads: 2, dHead: 8}, []flash.Opts{{}, {BlockQ: 70, BlockK: 50}}},
 	} {
-		for kind := alibiSlopes; kind <= maskFull+1; kind++ {
+		type biasCase struct {
+			kind biasKind
+			gate bool // the prefix-sum bias on top of the kind's
+		}
+		var biases []biasCase
+		for kind := alibiSlopes; kind <= maskFull; kind++ {
+			biases = append(biases, biasCase{kind, false})
+		}
+		biases = append(biases, biasCase{alibiSlopes, true})
+		for _, bc := range biases {
 			for _, opt := range tc.opts {
-				name := fmt.Sprintf("%+v %v %s", tc.fc, kind, tileName(opt))
+				name := fmt.Sprintf("%+v %v gate=%v %s", tc.fc, bc.kind, bc.gate, tileName(opt))
 				p := newFlashProblem[float32](rng, tc.fc, false)
-				bias := kernelBias[float32](min(kind, maskFull), tc.fc)
-				if kind > maskFull { // the prefix-sum bias on top of ALiBi's
-					name = fmt.Sprintf("%+v alibiSlopes+gate %s", tc.fc, tileName(opt))
-					bias = kernelBias[float32](alibiSlopes, tc.fc)
+				if bc.gate {
 					withGate(rng, p)
 				}
+				bias := kernelBias[float32](bc.kind, tc.fc)
 				var got [2][][]float32
 				for k, stats := range []bool{false, true} {
 					o := opt
