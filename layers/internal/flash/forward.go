@@ -332,8 +332,9 @@ func (t *head[T]) addBias(row []T, pos, j0 int) {
 // maximum, the end of a reduction; a row at a time, they filled the
 // processor's queue while they waited, and the next row's bias could not
 // start (FlashForward at 128 tokens on an Intel Xeon, family 6 model 207:
-// 1.07-1.08x faster in two passes, on one core and on two). The arithmetic of each row is the same in either order, and
-// softmaxStepStats, which takes one row at a time, gives the same bits
+// 1.07-1.08x faster in two passes, on one core and on two). The arithmetic
+// of each row is the same in either order, and softmaxStepStats, which
+// takes one row at a time, gives the same bits
 // (TestFlashForwardBandOrderSameBits).
 func (t *head[T]) softmaxBand(s []T, ld, a, e, i0, seen, j0, kb int, m []T, l []float64, w *workerBuffers[T]) {
 	sq, c := t.seq, t.col()
