@@ -182,7 +182,8 @@ func lnGradSumsAVX512(x, dy, gamma *float32, n int, mean, rstd float64, dGamma, 
 func lnRowsAVX512(out, x, gamma, beta *float32, rows, d int, eps float64, stats *float64)
 
 // lnGradRowsAVX512 is LayerNormGradRows for rows > 0 rows of d elements, d
-// a positive multiple of 16: both passes of every row in one call.
+// a positive multiple of 16 and at most lnGradRowsMaxD: both passes of
+// every row in one call.
 //
 //go:noescape
 func lnGradRowsAVX512(dx, x, dy, gamma *float32, rows, d int, stats, dGamma, dBeta *float64)

@@ -171,14 +171,19 @@ func LayerNormGradX(dx, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
 	}
 }
 
+// lnGradRowsMaxD is the longest row lnGradRowsAVX512 takes: it keeps 16
+// bytes an element of the current row in its 8 KiB frame.
+const lnGradRowsMaxD = 512
+
 // LayerNormGradRows is the LayerNorm backward of the rows of x (each of d
 // elements) with the gradient dy: for row r, whose mean and reciprocal
 // standard deviation are stats[2r] and stats[2r+1], it runs
 // LayerNormGradSums (adding to dGamma and dBeta, d elements each) and then
 // LayerNormGradX with the means sg/d and sgx/d, writing row r of dx. The
-// results are those bits; on the AVX-512 path, when d is a multiple of 16,
-// one assembly call does every row, without the per-row calls' overhead
-// (a fifth of the time of rows of 128 in cache, BenchmarkLayerNormGradRows).
+// results are those bits; on the AVX-512 path, when d is a multiple of 16
+// and at most lnGradRowsMaxD, one assembly call does every row, without
+// the per-row calls' overhead and without computing each element's xh and
+// g*gamma twice (BenchmarkLayerNormGradRows).
 func LayerNormGradRows(dx, x, dy, gamma []float32, d int, stats, dGamma, dBeta []float64) {
 	if d <= 0 {
 		return
@@ -194,7 +199,7 @@ func LayerNormGradRows(dx, x, dy, gamma []float32, d int, stats, dGamma, dBeta [
 	if rows == 0 {
 		return
 	}
-	if kernels.Path() == AVX512 && d%lanes == 0 {
+	if kernels.Path() == AVX512 && d%lanes == 0 && d <= lnGradRowsMaxD {
 		lnGradRowsAVX512(&dx[0], &x[0], &dy[0], &gamma[0], rows, d, &stats[0], &dGamma[0], &dBeta[0])
 		return
 	}
