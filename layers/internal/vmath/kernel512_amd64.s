@@ -1021,13 +1021,20 @@ sgdone:
 // dy*gamma, the float64 values the second pass would compute again, in the
 // frame (16 bytes an element): the second pass then loads two values and
 // does four operations where it converted three inputs and did eight (the
-// row's first pass is 14 operations and three conversions). Measured on an
-// Intel Xeon (family 6, model 207), BenchmarkLayerNormGradRows: rows of 128
-// 1.18x faster, of 256 1.35x; float64 gamma converted once a call as well
-// was no faster. The results are the same bits. Register use: AX, BX and R14 the rows of x,
-// dy and dx, R11 the row length in bytes (float32), R12 rows left, R13 the
-// row's statistics, X8 float64(d), DI the kept values.
-TEXT ·lnGradRowsAVX512(SB), $8192-72
+// row's first pass is 14 operations and three conversions). And row r's
+// second pass runs after row r+1's first pass (two halves of the frame,
+// by the parity of the rows left): the second pass waits for its row's
+// sums to be reduced and divided, the next row's first pass does not.
+// Measured on an Intel Xeon (family 6, model 207),
+// BenchmarkLayerNormGradRows, rows of 128 and 256 in cache: the kept
+// values 1.18x and 1.35x faster, the order of the passes another 1.17x and
+// 1.08x. The results are the same bits. Register use: AX and BX the rows of x and dy
+// of the first pass, R14 the row of dx of the second, R11 the row length
+// in bytes (float32), R12 the rows left for the first pass, R13 their
+// statistics, X8 float64(d), DI the kept values (first pass), SI (second
+// pass); Z14, Z15 and Z16 the means and rstd of the row waiting for its
+// second pass.
+TEXT ·lnGradRowsAVX512(SB), $16384-72
 	MOVQ       dx+0(FP), R14
 	MOVQ       x+8(FP), AX
 	MOVQ       dy+16(FP), BX
@@ -1040,6 +1047,9 @@ TEXT ·lnGradRowsAVX512(SB), $8192-72
 	JZ         lgrdone
 
 lgrrow:
+	TESTQ R12, R12
+	JZ    lgrsecond // every first pass done: the last row's second pass
+
 	// Prefetch the rows of x and dy four rows ahead, a line at a time
 	// (the row is a whole number of lines long). x was written by the
 	// forward pass and comes from beyond L2; its rows cross a 4 KiB page
@@ -1062,10 +1072,13 @@ lgrpf:
 	JNZ        lgrpf
 
 	// First pass: dGamma, dBeta, the partial sums sg (Z0, Z1) and sgx
-	// (Z2, Z3), and xh and dy*gamma kept in the frame.
+	// (Z2, Z3), and xh and dy*gamma kept in the frame's half R12 mod 2.
 	MOVQ         AX, SI
 	MOVQ         BX, DX
-	MOVQ         SP, DI
+	MOVQ         R12, DI
+	ANDQ         $1, DI
+	SHLQ         $13, DI
+	ADDQ         SP, DI
 	MOVQ         gamma+24(FP), R10
 	MOVQ         dGamma+56(FP), R8
 	MOVQ         dBeta+64(FP), R9
@@ -1083,41 +1096,54 @@ lgrsums:
 	DECQ CX
 	JNZ  lgrsums
 
-	// reduceLanes on both: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
-	// s[4:8], then (t0+t2) + (t1+t3); then the means, sg/d and sgx/d.
-	LANESUM(Z0, Z1, Y0, Y1, X0, X1)
-	LANESUM(Z2, Z3, Y2, Y3, X2, X3)
-	VDIVSD        X8, X0, X0
-	VDIVSD        X8, X2, X2
-	VBROADCASTSD  X0, Z14
-	VBROADCASTSD  X2, Z15
+lgrsecond:
+	CMPQ R12, rows+32(FP)
+	JEQ  lgrreduce // the first row: no second pass waits
 
-	// Second pass: dx = rstd*((dy*gamma - mg) - xh*mgx), 8 elements at a
-	// time, the operations of LNGX8 on the kept values.
-	MOVQ SP, DI
+	// The previous row's second pass: dx = rstd*((dy*gamma - mg) -
+	// xh*mgx), 8 elements at a time, the operations of LNGX8 on the
+	// values kept in the frame's other half.
+	LEAQ 1(R12), SI
+	ANDQ $1, SI
+	SHLQ $13, SI
+	ADDQ SP, SI
 	XORQ DX, DX
 	MOVQ R11, CX
 	SHRQ $5, CX
 
 lgrx:
-	VMOVUPD   64(DI), Z1
-	VSUBPD    Z14, Z1, Z1
-	VMULPD    (DI), Z15, Z0
-	VSUBPD    Z0, Z1, Z1
-	VMULPD    Z1, Z13, Z1
-	VCVTPD2PS Z1, Y1
-	VMOVUPS   Y1, (R14)(DX*1)
+	VMOVUPD   64(SI), Z10
+	VSUBPD    Z14, Z10, Z10
+	VMULPD    (SI), Z15, Z11
+	VSUBPD    Z11, Z10, Z10
+	VMULPD    Z10, Z16, Z10
+	VCVTPD2PS Z10, Y10
+	VMOVUPS   Y10, (R14)(DX*1)
 	ADDQ      $32, DX
-	ADDQ      $128, DI
+	ADDQ      $128, SI
 	DECQ      CX
 	JNZ       lgrx
 
-	ADDQ R11, AX
-	ADDQ R11, BX
-	ADDQ R11, R14
-	ADDQ $16, R13
-	DECQ R12
-	JNZ  lgrrow
+	ADDQ  R11, R14
+	TESTQ R12, R12
+	JZ    lgrdone
+
+lgrreduce:
+	// reduceLanes on both: s = lanes 0-7 + lanes 8-15, t = s[0:4] +
+	// s[4:8], then (t0+t2) + (t1+t3); then the means, sg/d and sgx/d,
+	// and rstd, kept for the row's second pass.
+	LANESUM(Z0, Z1, Y0, Y1, X0, X1)
+	LANESUM(Z2, Z3, Y2, Y3, X2, X3)
+	VDIVSD       X8, X0, X0
+	VDIVSD       X8, X2, X2
+	VBROADCASTSD X0, Z14
+	VBROADCASTSD X2, Z15
+	VMOVAPD      Z13, Z16
+	ADDQ         R11, AX
+	ADDQ         R11, BX
+	ADDQ         $16, R13
+	DECQ         R12
+	JMP          lgrrow
 
 lgrdone:
 	VZEROUPPER

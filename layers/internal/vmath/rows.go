@@ -172,7 +172,7 @@ func LayerNormGradX(dx, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
 }
 
 // lnGradRowsMaxD is the longest row lnGradRowsAVX512 takes: it keeps 16
-// bytes an element of the current row in its 8 KiB frame.
+// bytes an element of two rows in its 16 KiB frame.
 const lnGradRowsMaxD = 512
 
 // LayerNormGradRows is the LayerNorm backward of the rows of x (each of d

@@ -383,8 +383,9 @@ func TestRowKernelsLengthMismatch(t *testing.T) {
 // every path, the bits of LayerNormGradSums and LayerNormGradX called row
 // by row: row lengths that take the assembly (multiples of 16 up to
 // lnGradRowsMaxD, whose first pass keeps values in a frame the second
-// reads) and others (one past that limit among them), column sums that
-// start non-zero, and one row or many.
+// reads, a row's second pass after the next row's first) and others (one
+// past that limit among them), column sums that start non-zero, and one
+// row, two or more.
 func TestLayerNormGradRows(t *testing.T) {
 	rng := rand.New(rand.NewSource(23))
 	type result struct {
@@ -395,7 +396,7 @@ func TestLayerNormGradRows(t *testing.T) {
 		return bitsEq32(a.dx, b.dx) && bitsEq64(a.pg, b.pg) && bitsEq64(a.pb, b.pb)
 	}
 	for _, d := range []int{16, 128, 256, lnGradRowsMaxD, lnGradRowsMaxD + 16, 48, 40, 8, 1} {
-		for _, rows := range []int{1, 3, 17} {
+		for _, rows := range []int{1, 2, 3, 17} {
 			x, dy, gamma := randRow(rng, rows*d, 0.5, 2), wideRow(rng, rows*d), randRow(rng, d, 1, 0.3)
 			stats := make([]float64, 2*rows)
 			for r := range rows {
