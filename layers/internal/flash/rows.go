@@ -23,10 +23,11 @@ func expShiftSum[T float](x []T, shift T) float64 {
 	return sum
 }
 
-// expShift sets x[i] = exp(x[i] - shift).
+// expShift sets x[i] = exp(x[i] - shift): float32 with vmath.ExpSub, the
+// bits of expShiftSum's.
 func expShift[T float](x []T, shift T) {
 	if x32, ok := any(x).([]float32); ok {
-		vmath.ExpSubSum(x32, float32(shift))
+		vmath.ExpSub(x32, float32(shift))
 		return
 	}
 	for i, v := range x {

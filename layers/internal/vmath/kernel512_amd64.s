@@ -186,6 +186,44 @@ expdone:
 	VCVTPS2PD     X3, Y3 \
 	VADDPD        Y3, Y9, Y9
 
+// func expSubAVX512(x *float32, n int, shift float32)
+//
+// Sets x[i] = e^(x[i]-shift) for i < n, n a positive multiple of 8, as
+// expSubSumAVX512 does, without the sum (the last 8 under the mask K1).
+TEXT ·expSubAVX512(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), DX
+	LOADEXP16
+	VBROADCASTSS shift+16(FP), Z8
+	MOVQ         DX, CX
+	SHRQ         $4, CX
+	JZ           estail
+
+esloop:
+	VMOVUPS (SI), Z0
+	VSUBPS  Z8, Z0, Z0
+	EXPCORE16(Z0, Z1, Z2, Z3)
+	EXPSPECIAL16(Z0, Z1)
+	VMOVUPS Z1, (SI)
+	ADDQ    $64, SI
+	DECQ    CX
+	JNZ     esloop
+
+estail:
+	TESTQ     $8, DX
+	JZ        esdone
+	MOVL      $0xff, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VSUBPS    Z8, Z0, Z0
+	EXPCORE16(Z0, Z1, Z2, Z3)
+	EXPSPECIAL16(Z0, Z1)
+	VMOVUPS   Z1, K1, (SI)
+
+esdone:
+	VZEROUPPER
+	RET
+
 // func expSubSumAVX512(x *float32, n int, shift float32) float64
 //
 // Sets x[i] = e^(x[i]-shift) for i < n, n a positive multiple of 8, and

@@ -99,6 +99,11 @@ func expAVX512(dst, x *float32, n int)
 //go:noescape
 func expSubSumAVX512(x *float32, n int, shift float32) float64
 
+// expSubAVX512 is expSubSumAVX512 without the sum.
+//
+//go:noescape
+func expSubAVX512(x *float32, n int, shift float32)
+
 // addMaxAVX512 sets x[i] += b[i] for i < n and returns the maximum of the
 // updated x[:n].
 //

@@ -78,6 +78,23 @@ func ExpSubSum(x []float32, shift float32) float32 {
 	return float32(sum + expSubSumGo(x[n:], shift))
 }
 
+// ExpSub is ExpSubSum without the sum: the same x. On the AVX-512 path its
+// kernel leaves out the sum's conversions and additions, about a quarter
+// of the operations (a softmax's backward pass recomputes the
+// probabilities from a known log-sum-exp and needs no sum).
+func ExpSub(x []float32, shift float32) {
+	n := len(x) &^ 7
+	switch {
+	case n == 0 || kernels.Path() == Portable:
+		n = 0
+	case kernels.Path() == AVX512:
+		expSubAVX512(&x[0], n, shift)
+	default:
+		expSubSumAVX2(&x[0], n, shift)
+	}
+	expSubSumGo(x[n:], shift)
+}
+
 // AddMax sets x[i] += b[i] in place and returns the maximum of the updated
 // x, or -Inf if x is empty. If an updated element is NaN the returned value
 // is unspecified (NaN or the maximum of some of the other elements).

@@ -382,6 +382,35 @@ func TestAsmMatchesPortable(t *testing.T) {
 	}
 }
 
+// TestExpSub checks that ExpSub leaves the bits ExpSubSum leaves, on every
+// path, for lengths around the kernels' 16 and 8 lanes and their tails,
+// with masked elements, special values and shifts inside and outside the
+// row's range.
+func TestExpSub(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	special := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -1e9, 88, -87.5, 0}
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 33, 100, 128, 1000} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64() * 20)
+				if rng.Intn(5) == 0 {
+					x[i] = special[rng.Intn(len(special))]
+				}
+			}
+			for _, shift := range []float32{0, 3.5, -40, Max(x)} {
+				want := append([]float32(nil), x...)
+				ExpSubSum(want, shift)
+				got := append([]float32(nil), x...)
+				ExpSub(got, shift)
+				if !bitsEq32(got, want) {
+					t.Fatalf("n=%d shift=%g: not the bits of ExpSubSum", n, shift)
+				}
+			}
+		}
+	})
+}
+
 func TestExpSubSum(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	forEachPath(t, func(t *testing.T) {
