@@ -186,6 +186,25 @@ expdone:
 	VCVTPS2PD     X3, Y3 \
 	VADDPD        Y3, Y9, Y9
 
+// EXPSUB16 sets the 16 floats at SI to e^(x - Z8), leaving them in Z1 too.
+#define EXPSUB16 \
+	VMOVUPS (SI), Z0 \
+	VSUBPS  Z8, Z0, Z0 \
+	EXPCORE16(Z0, Z1, Z2, Z3) \
+	EXPSPECIAL16(Z0, Z1) \
+	VMOVUPS Z1, (SI)
+
+// EXPSUB8 is EXPSUB16 on the 8 floats at SI, under the mask K1 (set here,
+// with AX); the results are lanes 0-7 of Z1.
+#define EXPSUB8 \
+	MOVL      $0xff, AX \
+	KMOVW     AX, K1 \
+	VMOVUPS.Z (SI), K1, Z0 \
+	VSUBPS    Z8, Z0, Z0 \
+	EXPCORE16(Z0, Z1, Z2, Z3) \
+	EXPSPECIAL16(Z0, Z1) \
+	VMOVUPS   Z1, K1, (SI)
+
 // func expSubAVX512(x *float32, n int, shift float32)
 //
 // Sets x[i] = e^(x[i]-shift) for i < n, n a positive multiple of 8, as
@@ -200,25 +219,15 @@ TEXT ·expSubAVX512(SB), NOSPLIT, $0-20
 	JZ           estail
 
 esloop:
-	VMOVUPS (SI), Z0
-	VSUBPS  Z8, Z0, Z0
-	EXPCORE16(Z0, Z1, Z2, Z3)
-	EXPSPECIAL16(Z0, Z1)
-	VMOVUPS Z1, (SI)
-	ADDQ    $64, SI
+	EXPSUB16
+	ADDQ $64, SI
 	DECQ    CX
 	JNZ     esloop
 
 estail:
-	TESTQ     $8, DX
-	JZ        esdone
-	MOVL      $0xff, AX
-	KMOVW     AX, K1
-	VMOVUPS.Z (SI), K1, Z0
-	VSUBPS    Z8, Z0, Z0
-	EXPCORE16(Z0, Z1, Z2, Z3)
-	EXPSPECIAL16(Z0, Z1)
-	VMOVUPS   Z1, K1, (SI)
+	TESTQ $8, DX
+	JZ    esdone
+	EXPSUB8
 
 esdone:
 	VZEROUPPER
@@ -240,11 +249,7 @@ TEXT ·expSubSumAVX512(SB), NOSPLIT, $0-32
 	JZ           esstail
 
 essloop:
-	VMOVUPS (SI), Z0
-	VSUBPS  Z8, Z0, Z0
-	EXPCORE16(Z0, Z1, Z2, Z3)
-	EXPSPECIAL16(Z0, Z1)
-	VMOVUPS Z1, (SI)
+	EXPSUB16
 	ESSSUM
 	ADDQ    $64, SI
 	DECQ    CX
@@ -253,13 +258,7 @@ essloop:
 esstail:
 	TESTQ        $8, DX
 	JZ           essdone
-	MOVL         $0xff, AX
-	KMOVW        AX, K1
-	VMOVUPS.Z    (SI), K1, Z0
-	VSUBPS       Z8, Z0, Z0
-	EXPCORE16(Z0, Z1, Z2, Z3)
-	EXPSPECIAL16(Z0, Z1)
-	VMOVUPS      Z1, K1, (SI)
+	EXPSUB8
 	VEXTRACTF128 $1, Y1, X3
 	VADDPS       X3, X1, X3
 	VCVTPS2PD    X3, Y3
