@@ -389,10 +389,19 @@ func (g *geometry) useDirectB(transB bool, m, k int) bool {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // blockSize splits total into ceil(total/maxBlock) nearly equal blocks and
-// returns the block size rounded up to a multiple of unit.
+// returns the block size rounded up to a multiple of unit. The common cases
+// take no division (each is a 64-bit integer division, and the attention
+// makes many small products, each asking for three block sizes): a total
+// that fits one block, and a unit that is a power of two, as the kernels'
+// tile sizes are.
 func blockSize(total, maxBlock, unit int) int {
-	nb := ceilDiv(total, maxBlock)
-	return ceilDiv(ceilDiv(total, nb), unit) * unit
+	if total > maxBlock {
+		total = ceilDiv(total, ceilDiv(total, maxBlock))
+	}
+	if unit&(unit-1) == 0 {
+		return (total + unit - 1) &^ (unit - 1)
+	}
+	return ceilDiv(total, unit) * unit
 }
 
 // grow returns a buffer of at least n floats whose first element is 64-byte

@@ -580,3 +580,21 @@ func TestStridedAInPlaceSameBits(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockSize checks blockSize against its definition, with divisions
+// throughout: ceil(total/maxBlock) nearly equal blocks, the size rounded up
+// to a multiple of unit; for units that are powers of two and others, totals
+// below, at and above one block.
+func TestBlockSize(t *testing.T) {
+	ceil := func(a, b int) int { return (a + b - 1) / b }
+	for _, unit := range []int{1, 2, 6, 8, 16, 32} {
+		for _, maxBlock := range []int{1, 7, 64, 256, 512} {
+			for total := 1; total <= 1500; total++ {
+				want := ceil(ceil(total, ceil(total, maxBlock)), unit) * unit
+				if got := blockSize(total, maxBlock, unit); got != want {
+					t.Fatalf("blockSize(%d, %d, %d) = %d, want %d", total, maxBlock, unit, got, want)
+				}
+			}
+		}
+	}
+}
