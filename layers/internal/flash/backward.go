@@ -109,9 +109,7 @@ func biasAccumulators(gradLen int) int {
 func (t *head[T]) backward(g GradSeq[T], qLen, bq, bk int, lb TrainableBias[T], acc []T, w *workerBuffers[T]) {
 	sq, c, dh := t.seq, t.col(), t.dHead
 	kLen := sq.Offset + qLen
-	for i := 0; i < qLen; i++ {
-		w.d[i] = vmath.Dot4(g.DO[i*g.LdDO+c:][:dh], sq.O[i*sq.LdO+c:][:dh])
-	}
+	vmath.Dot4Rows(w.d[:qLen], g.DO[c:], g.LdDO, sq.O[c:], sq.LdO, dh)
 	if g.DC != nil {
 		for j := 0; j < kLen; j++ {
 			g.DC[j*g.LdDC+t.h] = 0

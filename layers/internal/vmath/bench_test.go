@@ -175,3 +175,25 @@ func BenchmarkAdamW(b *testing.B) {
 	c := AdamWCoeffs{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, Shrink: 1, StepSize: 1e-3, InvSqrtBC2: 1}
 	benchPaths(b, func() { AdamW(w, g, m, v, c) })
 }
+
+// BenchmarkDot4Rows is the attention backward's row dots at the tiny
+// model's shape (128 rows of a head's 32 values, rows 128 apart in dO and
+// 128 in O): Dot4 row by row (byRow) against one Dot4Rows call (rows).
+func BenchmarkDot4Rows(b *testing.B) {
+	const rows, n, ld = 128, 32, 128 // rows*n = benchN: ns/elem per product
+	x, y, d := make([]float32, rows*ld), make([]float32, rows*ld), make([]float32, rows)
+	for r := range rows {
+		copy(x[r*ld:][:n], benchInput(1)[r*n:])
+		copy(y[r*ld:][:n], benchInput(2)[r*n:])
+	}
+	b.Run("byRow", func(b *testing.B) {
+		benchPaths(b, func() {
+			for r := range rows {
+				d[r] = Dot4(x[r*ld:][:n], y[r*ld:][:n])
+			}
+		})
+	})
+	b.Run("rows", func(b *testing.B) {
+		benchPaths(b, func() { Dot4Rows(d, x, ld, y, ld, n) })
+	})
+}

@@ -228,3 +228,9 @@ func logAVX512(dst, x *float64, n int)
 //
 //go:noescape
 func dot4AVX(a, b *float32, n int) float32
+
+// dot4RowsAVX sets d[r] = dot4AVX(a + r*lda, b + r*ldb, n) for r < rows,
+// rows and n positive multiples of 4 (strides in elements).
+//
+//go:noescape
+func dot4RowsAVX(d, a *float32, lda int, b *float32, ldb, rows, n int)

@@ -824,3 +824,78 @@ d4sum:
 	VADDSS   X1, X0, X0
 	VMOVSS   X0, ret+24(FP)
 	RET
+
+// D4STEP adds the products of the 4 elements at byte offset BX of the rows
+// at A and B to the four partial sums in S (T scratch): one step of Dot4.
+#define D4STEP(A, B, S, T) \
+	VMOVUPS (A)(BX*1), T \
+	VMULPS  (B)(BX*1), T, T \
+	VADDPS  T, S, S
+
+// D4SUM stores (s0+s1)+(s2+s3) of the partial sums in S (T scratch) at
+// off(DX), as dot4AVX forms it.
+#define D4SUM(S, T, off) \
+	VSHUFPS  $0xb1, S, S, T \
+	VADDPS   T, S, S \
+	VMOVHLPS S, S, T \
+	VADDSS   T, S, S \
+	VMOVSS   S, off(DX)
+
+// func dot4RowsAVX(d, a *float32, lda int, b *float32, ldb, rows, n int)
+//
+// Sets d[r] = dot4AVX(a + r*lda, b + r*ldb, n) for r < rows, rows a
+// positive multiple of 4 and n a positive multiple of 4 (strides in
+// elements): four rows at a time, each row's four partial sums in its own
+// register (X0-X3), so that the rows' chains of additions overlap; each
+// row's sums are formed as dot4AVX forms them. Register use: SI, R8, R10,
+// R11 the four rows of a, DI, R12, R13, R14 those of b, BX the byte offset
+// in the rows, CX the steps left, AX the groups of rows left, DX d.
+TEXT ·dot4RowsAVX(SB), NOSPLIT, $0-56
+	MOVQ d+0(FP), DX
+	MOVQ a+8(FP), SI
+	MOVQ b+24(FP), DI
+	MOVQ rows+40(FP), AX
+	SHRQ $2, AX
+
+d4rgroup:
+	MOVQ lda+16(FP), CX
+	SHLQ $2, CX
+	LEAQ (SI)(CX*1), R8
+	LEAQ (SI)(CX*2), R10
+	LEAQ (R8)(CX*2), R11
+	MOVQ ldb+32(FP), CX
+	SHLQ $2, CX
+	LEAQ (DI)(CX*1), R12
+	LEAQ (DI)(CX*2), R13
+	LEAQ (R12)(CX*2), R14
+	VXORPS X0, X0, X0
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	XORQ   BX, BX
+	MOVQ   n+48(FP), CX
+	SHRQ   $2, CX
+
+d4rloop:
+	D4STEP(SI, DI, X0, X4)
+	D4STEP(R8, R12, X1, X5)
+	D4STEP(R10, R13, X2, X6)
+	D4STEP(R11, R14, X3, X7)
+	ADDQ $16, BX
+	DECQ CX
+	JNZ  d4rloop
+
+	D4SUM(X0, X4, 0)
+	D4SUM(X1, X5, 4)
+	D4SUM(X2, X6, 8)
+	D4SUM(X3, X7, 12)
+	ADDQ $16, DX
+	MOVQ lda+16(FP), CX
+	SHLQ $4, CX
+	ADDQ CX, SI
+	MOVQ ldb+32(FP), CX
+	SHLQ $4, CX
+	ADDQ CX, DI
+	DECQ AX
+	JNZ  d4rgroup
+	RET

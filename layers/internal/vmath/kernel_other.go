@@ -128,3 +128,6 @@ func mulAVX2(dst, a, b *float32, n int) { panic(noAsm) }
 
 // dot4AVX is never called on builds without the assembly kernels.
 func dot4AVX(a, b *float32, n int) float32 { panic(noAsm) }
+
+// dot4RowsAVX is never called on builds without the assembly kernels.
+func dot4RowsAVX(d, a *float32, lda int, b *float32, ldb, rows, n int) { panic(noAsm) }

@@ -349,6 +349,24 @@ func Dot4[T ~float32 | ~float64](a, b []T) T {
 	return dot4Go(a, b)
 }
 
+// Dot4Rows sets d[r] = Dot4(a[r*lda:][:n], b[r*ldb:][:n]) for every r <
+// len(d), with those bits. For float32 on the assembly paths, when n is a
+// multiple of 4, one call does four rows at a time, their additions
+// overlapping (the attention's backward pass takes the dot of each row of
+// dO with its row of O, over a head's 32 or 64 values).
+func Dot4Rows[T ~float32 | ~float64](d, a []T, lda int, b []T, ldb, n int) {
+	r := 0
+	if d32, ok := any(d).([]float32); ok && n > 0 && n%4 == 0 && len(d) >= 4 && kernels.Path() != Portable {
+		r = len(d) &^ 3
+		_ = any(a).([]float32)[(r-1)*lda+n-1] // the last element the assembly reads
+		_ = any(b).([]float32)[(r-1)*ldb+n-1]
+		dot4RowsAVX(&d32[0], &any(a).([]float32)[0], lda, &any(b).([]float32)[0], ldb, r, n)
+	}
+	for ; r < len(d); r++ {
+		d[r] = Dot4(a[r*lda:][:n], b[r*ldb:][:n])
+	}
+}
+
 func checkLen(a, b int) {
 	if a != b {
 		panic("vmath: slice length mismatch")

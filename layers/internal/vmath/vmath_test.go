@@ -411,6 +411,34 @@ func TestExpSub(t *testing.T) {
 	})
 }
 
+// TestDot4Rows checks that Dot4Rows gives Dot4's bits row by row on every
+// path: lengths the four-row assembly takes (multiples of 4) and others,
+// row counts around its groups of 4, strides longer than the rows.
+func TestDot4Rows(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range []int{4, 8, 32, 64, 3, 6} {
+			for _, rows := range []int{1, 3, 4, 5, 8, 11} {
+				lda, ldb := n+5, 3*n
+				a, b := make([]float32, rows*lda), make([]float32, rows*ldb)
+				for i := range a {
+					a[i] = float32(rng.NormFloat64())
+				}
+				for i := range b {
+					b[i] = float32(rng.NormFloat64() * 3)
+				}
+				got := make([]float32, rows)
+				Dot4Rows(got, a, lda, b, ldb, n)
+				for r := range rows {
+					if want := Dot4(a[r*lda:][:n], b[r*ldb:][:n]); math.Float32bits(got[r]) != math.Float32bits(want) {
+						t.Fatalf("n=%d rows=%d: row %d = %g, Dot4 gives %g", n, rows, r, got[r], want)
+					}
+				}
+			}
+		}
+	})
+}
+
 func TestExpSubSum(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	forEachPath(t, func(t *testing.T) {
