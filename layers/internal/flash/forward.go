@@ -338,22 +338,22 @@ func (t *head[T]) addBias(row []T, pos, j0 int) {
 // (TestFlashForwardBandOrderSameBits).
 func (t *head[T]) softmaxBand(s []T, ld, a, e, i0, seen, j0, kb int, m []T, l []float64, w *workerBuffers[T]) {
 	sq, c := t.seq, t.col()
-	rm, n8 := w.rowMax[:e-a], w.rowLen[:e-a]
+	rm, padded := w.rowMax[:e-a], w.rowLen[:e-a]
 	for i := a; i < e; i++ {
 		pos := sq.Offset + i
 		row := s[(i-a)*ld:][:kb]
 		n := visible(pos, j0, kb)
 		if t.maxBias != nil {
 			rm[i-a] = t.maxBias.AddMax(t.h, pos, j0, row[:n])
-			n8[i-a] = padInvisible(row, n)
+			padded[i-a] = padInvisible(row, n)
 			continue
 		}
 		t.addBias(row[:n], pos, j0)
-		n8[i-a] = padInvisible(row, n)
-		rm[i-a] = vmath.MaxOf(row[:n8[i-a]])
+		padded[i-a] = padInvisible(row, n)
+		rm[i-a] = vmath.MaxOf(row[:padded[i-a]])
 	}
 	for i := a; i < e; i++ {
-		alpha := T(softmaxShift(s[(i-a)*ld:][:n8[i-a]], rm[i-a], &m[i-i0], &l[i-i0]))
+		alpha := T(softmaxShift(s[(i-a)*ld:][:padded[i-a]], rm[i-a], &m[i-i0], &l[i-i0]))
 		if alpha != 1 && i >= seen {
 			scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
 		}

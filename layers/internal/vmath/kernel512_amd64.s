@@ -765,11 +765,14 @@ nmzdone:
 // LNGS8 is LNGS4 of kernel_amd64.s on 8 lanes: for the 8 elements at byte
 // offset off of the float32 arrays (2*off of the float64 ones), with Z12
 // mean and Z13 rstd, it updates dGamma and dBeta and adds to the partial
-// sums SG and SGX.
-#define LNGS8(off, SG, SGX) \
+// sums SG and SGX. Its three parts: LNGXH8 sets Z4 = xh; LNGGG8 updates
+// dGamma and dBeta and sets Z5 = dy*gamma; LNGSUM8 adds to the sums.
+#define LNGXH8(off) \
 	VCVTPS2PD off(SI), Z4 \
 	VSUBPD    Z12, Z4, Z4 \
-	VMULPD    Z13, Z4, Z4 \
+	VMULPD    Z13, Z4, Z4
+
+#define LNGGG8(off) \
 	VCVTPS2PD off(DX), Z5 \
 	VMULPD    Z4, Z5, Z6 \
 	VADDPD    2*off(R8), Z6, Z6 \
@@ -777,10 +780,17 @@ nmzdone:
 	VADDPD    2*off(R9), Z5, Z7 \
 	VMOVUPD   Z7, 2*off(R9) \
 	VCVTPS2PD off(R10), Z6 \
-	VMULPD    Z6, Z5, Z5 \
-	VADDPD    Z5, SG, SG \
-	VMULPD    Z4, Z5, Z5 \
-	VADDPD    Z5, SGX, SGX
+	VMULPD    Z6, Z5, Z5
+
+#define LNGSUM8(SG, SGX) \
+	VADDPD Z5, SG, SG \
+	VMULPD Z4, Z5, Z5 \
+	VADDPD Z5, SGX, SGX
+
+#define LNGS8(off, SG, SGX) \
+	LNGXH8(off) \
+	LNGGG8(off) \
+	LNGSUM8(SG, SGX)
 
 // LNGS16 is LNGS8 on 16 elements, the partial sums in Z0-Z1 (sg) and Z2-Z3
 // (sgx), followed by advancing the pointers SI (x), DX (dy), R10 (gamma),
@@ -1020,22 +1030,11 @@ sgdone:
 // at 4*off(DI) and 4*off+64(DI) for the second pass; LNGK16 is LNGS16 on
 // it, advancing DI by 256 as well.
 #define LNGK8(off, SG, SGX) \
-	VCVTPS2PD off(SI), Z4 \
-	VSUBPD    Z12, Z4, Z4 \
-	VMULPD    Z13, Z4, Z4 \
-	VMOVUPD   Z4, 4*off(DI) \
-	VCVTPS2PD off(DX), Z5 \
-	VMULPD    Z4, Z5, Z6 \
-	VADDPD    2*off(R8), Z6, Z6 \
-	VMOVUPD   Z6, 2*off(R8) \
-	VADDPD    2*off(R9), Z5, Z7 \
-	VMOVUPD   Z7, 2*off(R9) \
-	VCVTPS2PD off(R10), Z6 \
-	VMULPD    Z6, Z5, Z5 \
-	VMOVUPD   Z5, 4*off+64(DI) \
-	VADDPD    Z5, SG, SG \
-	VMULPD    Z4, Z5, Z5 \
-	VADDPD    Z5, SGX, SGX
+	LNGXH8(off) \
+	VMOVUPD Z4, 4*off(DI) \
+	LNGGG8(off) \
+	VMOVUPD Z5, 4*off+64(DI) \
+	LNGSUM8(SG, SGX)
 
 #define LNGK16 \
 	LNGK8(0, Z0, Z2) \

@@ -780,6 +780,14 @@ sgloop:
 	VZEROUPPER
 	RET
 
+// D4REDUCE leaves (s0+s1)+(s2+s3) of the four partial sums in S in its
+// lane 0 (T scratch): the end of Dot4.
+#define D4REDUCE(S, T) \
+	VSHUFPS  $0xb1, S, S, T \
+	VADDPS   T, S, S \
+	VMOVHLPS S, S, T \
+	VADDSS   T, S, S
+
 // func dot4AVX(a, b *float32, n int) float32
 //
 // Returns the sum of a[i]·b[i] for i < n (n > 0) in the order of Dot4: four
@@ -818,11 +826,8 @@ d4one:
 	JNZ    d4one
 
 d4sum:
-	VSHUFPS  $0xb1, X0, X0, X1
-	VADDPS   X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDSS   X1, X0, X0
-	VMOVSS   X0, ret+24(FP)
+	D4REDUCE(X0, X1)
+	VMOVSS X0, ret+24(FP)
 	RET
 
 // D4STEP adds the products of the 4 elements at byte offset BX of the rows
@@ -832,14 +837,10 @@ d4sum:
 	VMULPS  (B)(BX*1), T, T \
 	VADDPS  T, S, S
 
-// D4SUM stores (s0+s1)+(s2+s3) of the partial sums in S (T scratch) at
-// off(DX), as dot4AVX forms it.
+// D4SUM stores D4REDUCE of the partial sums in S (T scratch) at off(DX).
 #define D4SUM(S, T, off) \
-	VSHUFPS  $0xb1, S, S, T \
-	VADDPS   T, S, S \
-	VMOVHLPS S, S, T \
-	VADDSS   T, S, S \
-	VMOVSS   S, off(DX)
+	D4REDUCE(S, T) \
+	VMOVSS S, off(DX)
 
 // func dot4RowsAVX(d, a *float32, lda int, b *float32, ldb, rows, n int)
 //
