@@ -382,6 +382,49 @@ func TestAsmMatchesPortable(t *testing.T) {
 	}
 }
 
+// TestExpEdgesAVX512 compares the AVX-512 exponential, which scales by 2^n
+// with VSCALEFPS, with the AVX2 one, which adds n to the exponent field, bit
+// for bit on every float32 where the two could part: around expLo (-87.34,
+// where results turn subnormal and both give 0 below), around expHi (88.72,
+// where they overflow) and every 4096th float beyond, up to NaN. (All 2^32
+// inputs of Exp, ExpSubSum and GELUAndGrad were compared once, taking a
+// minute: no difference.) It fails when the clamp before the polynomial is
+// 88 instead of 89, and when the mask that gives 0 below expLo is left off.
+func TestExpEdgesAVX512(t *testing.T) {
+	if !AVX2.Supported() || !AVX512.Supported() {
+		t.Skip("needs the AVX2 and AVX-512 paths")
+	}
+	var x []float32
+	span := func(lo, hi float32, step uint32) {
+		for b := math.Float32bits(lo); b <= math.Float32bits(hi); b += step {
+			x = append(x, math.Float32frombits(b))
+		}
+	}
+	span(86, 104, 1)      // -x, below
+	span(88, 90, 1)       // around expHi
+	span(90, inf32, 4096) // far above, to +Inf
+	n := len(x)
+	for _, v := range x[:n] { // and the negatives
+		x = append(x, -v)
+	}
+	x = append(x, nan32, -nan32, 0, -0)
+	run := func(p Path) (e, s []float32, sum float32) {
+		defer setPath(setPath(p))
+		e = make([]float32, len(x))
+		Exp(e, x)
+		s = append([]float32(nil), x...)
+		return e, s, ExpSubSum(s, -1)
+	}
+	e2, s2, _ := run(AVX2)
+	e5, s5, _ := run(AVX512)
+	for i, v := range x {
+		if !same(e2[i], e5[i]) || !same(s2[i], s5[i]) {
+			t.Fatalf("x = %g [%08x]: Exp avx2 %g, avx512 %g; ExpSubSum element avx2 %g, avx512 %g",
+				v, math.Float32bits(v), e2[i], e5[i], s2[i], s5[i])
+		}
+	}
+}
+
 // TestExpSub checks that ExpSub leaves the bits ExpSubSum leaves, on every
 // path, for lengths around the kernels' 16 and 8 lanes and their tails,
 // with masked elements, special values and shifts inside and outside the
