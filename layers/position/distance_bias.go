@@ -34,6 +34,16 @@ func (b distanceBias[T]) AddMax(h, pos, j0 int, row []T) T {
 	return vmath.AddToMax(row, b.tables[h][t:t+len(row)])
 }
 
+// AddExpShift is Add on row[:n] followed by row[i] = exp(row[i] - shift)
+// over the whole row, in one pass for float32 (flash.ExpBias).
+func (b distanceBias[T]) AddExpShift(h, pos, j0 int, row []T, n int, shift T) {
+	var bias []T
+	if t, ok := b.first(h, pos, j0); ok {
+		bias = b.tables[h][t : t+n]
+	}
+	vmath.ExpAddSubOf(row, bias, shift)
+}
+
 // gradLen is heads x table length; a head without a table has no entries
 // but keeps its place.
 func (b distanceBias[T]) GradLen() int {

@@ -73,6 +73,9 @@ func Backward[T float](seqs []Seq[T], grads []GradSeq[T], qLen, heads, dHead int
 			s, h := u/heads, u%heads
 			t := head[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
 				lse: lse[(s*heads+h)*qLen:][:qLen], whole: opt.WholeBlocks}
+			if t.seq.C == nil {
+				t.expBias, _ = bias.(ExpBias[T])
+			}
 			t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
 		}
 	})
@@ -149,6 +152,10 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool,
 			pos := sq.Offset + i
 			row := pa[(i-a)*ld:][:kb]
 			n := visible(pos, j0, kb)
+			if t.expBias != nil {
+				t.expBias.AddExpShift(t.h, pos, j0, row[:padInvisible(row, n)], n, t.lse[i])
+				continue
+			}
 			t.addBias(row[:n], pos, j0)
 			expShift(row[:padInvisible(row, n)], t.lse[i])
 		}

@@ -28,6 +28,19 @@ type MaxBias[T Float] interface {
 	AddMax(h, pos, j0 int, row []T) T
 }
 
+// ExpBias is a Bias that can also turn the row it biases into the
+// backward pass's probabilities in the same pass over the row:
+// AddExpShift(h, pos, j0, row, n, shift) adds the bias of keys
+// j0..j0+n-1 to row[:n], as Add(h, pos, j0, row[:n]) does, and then sets
+// every element of row (the keys beyond n padded, see padInvisible) to
+// exp(row[i] - shift), with the bits of the two steps taken apart
+// (expShift). The backward pass recomputes P = exp(S + bias - lse) so, and
+// reads and writes its scores once instead of twice.
+type ExpBias[T Float] interface {
+	Bias[T]
+	AddExpShift(h, pos, j0 int, row []T, n int, shift T)
+}
+
 // TrainableBias is a Bias with trainable entries. Backward passes it dS,
 // the gradient of the loss with respect to the biased scores, which is also
 // the gradient with respect to the bias entries that were added to them.

@@ -127,6 +127,9 @@ type head[T float] struct {
 	// maxBias is bias when it is a MaxBias and the sequence has no
 	// prefix-sum bias (which is added after it), else nil.
 	maxBias MaxBias[T]
+	// expBias, in the backward pass, is bias when it is an ExpBias and
+	// the sequence has no prefix-sum bias, else nil.
+	expBias ExpBias[T]
 	lse     []T // the head's qLen log-sum-exp values
 	// part, when not nil, collects the forward pass's statistics (see
 	// Stats) of the unit at hand, with threshold far.

@@ -116,6 +116,13 @@ CONST(zInvSqrt2Pi<>, $0x3ecc422a) // 1/√(2π)
 #define EXPCLAMP16(X) \
 	VMINPS X, Z19, X
 
+// EXPZ0 sets Z1 = e^Z0 on 16 lanes, special cases included (Z0 clamped,
+// Z2 and Z3 used).
+#define EXPZ0 \
+	EXPCLAMP16(Z0) \
+	EXPCORE16(Z0, Z1, Z2, Z3) \
+	EXPSCALE16(Z0, Z1, Z2)
+
 // HALFERFC16 is HALFERFC of kernel_amd64.s on 16 lanes: H = erfc(|X|/√2)/2
 // and E = e^(-X²/2) (0 where -X²/2 < expLo); A, T and R are temporaries and
 // K2 is used.
@@ -166,9 +173,7 @@ TEXT ·expAVX512(SB), NOSPLIT, $0-24
 
 exploop:
 	VMOVUPS (SI), Z0
-	EXPCLAMP16(Z0)
-	EXPCORE16(Z0, Z1, Z2, Z3)
-	EXPSCALE16(Z0, Z1, Z2)
+	EXPZ0
 	VMOVUPS Z1, (DI)
 	ADDQ    $64, SI
 	ADDQ    $64, DI
@@ -181,9 +186,7 @@ exptail:
 	MOVL      $0xff, AX
 	KMOVW     AX, K1
 	VMOVUPS.Z (SI), K1, Z0
-	EXPCLAMP16(Z0)
-	EXPCORE16(Z0, Z1, Z2, Z3)
-	EXPSCALE16(Z0, Z1, Z2)
+	EXPZ0
 	VMOVUPS   Z1, K1, (DI)
 
 expdone:
@@ -205,9 +208,7 @@ expdone:
 #define EXPSUB16 \
 	VMOVUPS (SI), Z0 \
 	VSUBPS  Z8, Z0, Z0 \
-	EXPCLAMP16(Z0) \
-	EXPCORE16(Z0, Z1, Z2, Z3) \
-	EXPSCALE16(Z0, Z1, Z2) \
+	EXPZ0 \
 	VMOVUPS Z1, (SI)
 
 // EXPSUB8 is EXPSUB16 on the 8 floats at SI, under the mask K1 (set here,
@@ -217,9 +218,7 @@ expdone:
 	KMOVW     AX, K1 \
 	VMOVUPS.Z (SI), K1, Z0 \
 	VSUBPS    Z8, Z0, Z0 \
-	EXPCLAMP16(Z0) \
-	EXPCORE16(Z0, Z1, Z2, Z3) \
-	EXPSCALE16(Z0, Z1, Z2) \
+	EXPZ0 \
 	VMOVUPS   Z1, K1, (SI)
 
 // func expSubAVX512(x *float32, n int, shift float32)
@@ -247,6 +246,69 @@ estail:
 	EXPSUB8
 
 esdone:
+	VZEROUPPER
+	RET
+
+// func expAddSubAVX512(x, b *float32, nb, n int, shift float32)
+//
+// Sets x[i] = e^(x[i]+b[i]-shift) for i < nb and x[i] = e^(x[i]-shift) for
+// nb <= i < n, n a positive multiple of 8 and nb <= n: expSubAVX512 after
+// x[:nb] += b (the sum rounded to float32 first, as a separate addition
+// would store it). Vectors of 16 with all their bias first; then the rest
+// under masks, K3 for x (16 lanes, or 8 at the end) and K4 for b (the
+// lanes below nb; a masked-off lane of b is not read).
+TEXT ·expAddSubAVX512(SB), NOSPLIT, $0-36
+	MOVQ         x+0(FP), SI
+	MOVQ         b+8(FP), DI
+	MOVQ         nb+16(FP), BX
+	MOVQ         n+24(FP), DX
+	LOADEXP16
+	VBROADCASTSS shift+32(FP), Z8
+	MOVQ         BX, CX
+	SHRQ         $4, CX
+	JZ           eastail
+
+easloop:
+	VMOVUPS (SI), Z0
+	VADDPS  (DI), Z0, Z0
+	VSUBPS  Z8, Z0, Z0
+	EXPZ0
+	VMOVUPS Z1, (SI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     easloop
+
+eastail:
+	MOVQ BX, AX
+	ANDQ $-16, AX
+	SUBQ AX, DX // x elements left
+	ANDQ $15, BX // bias lanes left
+	MOVL $1, R10
+
+easrest:
+	TESTQ   DX, DX
+	JLE     easdone
+	MOVL    $0xffff, R8
+	MOVL    $0xff, R9
+	CMPQ    DX, $16
+	CMOVQLT R9, R8
+	KMOVW   R8, K3
+	SHLXQ   BX, R10, R9
+	DECQ    R9
+	KMOVW   R9, K4
+	VMOVUPS.Z (SI), K3, Z0
+	VADDPS  (DI), Z0, K4, Z0
+	VSUBPS  Z8, Z0, Z0
+	EXPZ0
+	VMOVUPS Z1, K3, (SI)
+	XORL    BX, BX
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, DX
+	JMP     easrest
+
+easdone:
 	VZEROUPPER
 	RET
 

@@ -99,6 +99,12 @@ func expAVX512(dst, x *float32, n int)
 //go:noescape
 func expSubSumAVX512(x *float32, n int, shift float32) float64
 
+// expAddSubAVX512 is expSubAVX512 on x + b, the bias b added to the first
+// nb elements (nb <= n) and rounded before the shift is taken.
+//
+//go:noescape
+func expAddSubAVX512(x, b *float32, nb, n int, shift float32)
+
 // expSubAVX512 is expSubSumAVX512 without the sum.
 //
 //go:noescape

@@ -54,6 +54,9 @@ func expAVX512(dst, x *float32, n int) { panic(noAsm) }
 // expSubSumAVX512 is never called on builds without the assembly kernels.
 func expSubSumAVX512(x *float32, n int, shift float32) float64 { panic(noAsm) }
 
+// expAddSubAVX512 is never called on builds without the assembly kernels.
+func expAddSubAVX512(x, b *float32, nb, n int, shift float32) { panic(noAsm) }
+
 // expSubAVX512 is never called on builds without the assembly kernels.
 func expSubAVX512(x *float32, n int, shift float32) { panic(noAsm) }
 

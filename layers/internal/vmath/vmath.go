@@ -95,6 +95,29 @@ func ExpSub(x []float32, shift float32) {
 	expSubSumGo(x[n:], shift)
 }
 
+// ExpAddSub sets x[i] = e^(x[i]+b[i]-shift) for i < len(b) <= len(x) and
+// x[i] = e^(x[i]-shift) beyond, with the bits of Add(x[:len(b)], x, b)
+// followed by ExpSub(x, shift): a softmax's backward pass recomputing its
+// probabilities from the scores, their bias and the log-sum-exp. On the
+// AVX-512 path one pass does both (when len(b) <= len(x)&^7), so that the
+// scores are read and written once.
+func ExpAddSub(x, b []float32, shift float32) {
+	if len(b) > len(x) {
+		panic("vmath: ExpAddSub's bias is longer than its row")
+	}
+	if n := len(x) &^ 7; n > 0 && len(b) <= n && kernels.Path() == AVX512 {
+		bp := &x[0] // not read when b is empty
+		if len(b) > 0 {
+			bp = &b[0]
+		}
+		expAddSubAVX512(&x[0], bp, len(b), n, shift)
+		expSubSumGo(x[n:], shift)
+		return
+	}
+	Add(x[:len(b)], x[:len(b)], b)
+	ExpSub(x, shift)
+}
+
 // AddMax sets x[i] += b[i] in place and returns the maximum of the updated
 // x, or -Inf if x is empty. If an updated element is NaN the returned value
 // is unspecified (NaN or the maximum of some of the other elements).
@@ -145,6 +168,20 @@ func elementwise(dst, a, b []float32, avx512, avx2 func(dst, a, b *float32, n in
 // the attention kernel and the position biases add rows the same way.
 func AddTo[T ~float32 | ~float64](dst, src []T) {
 	AddToMax(dst, src)
+}
+
+// ExpAddSubOf is ExpAddSub for float32 and the same steps in plain Go for
+// float64: x[i] += b[i] for i < len(b), then x[i] = e^(x[i]-shift) with
+// math.Exp of the difference.
+func ExpAddSubOf[T ~float32 | ~float64](x, b []T, shift T) {
+	if x32, ok := any(x).([]float32); ok {
+		ExpAddSub(x32, any(b).([]float32), float32(shift))
+		return
+	}
+	AddTo(x[:len(b)], b)
+	for i, v := range x {
+		x[i] = T(math.Exp(float64(v - shift)))
+	}
 }
 
 // MaxOf returns the maximum of x (-Inf if it is empty): for float32 with

@@ -454,6 +454,50 @@ func TestExpSub(t *testing.T) {
 	})
 }
 
+// TestExpAddSub checks that ExpAddSub gives the bits of Add then ExpSub on
+// every path, for rows around the kernels' 16 and 8 lanes and biases
+// covering none, some or all of a row, with special values. The elements
+// of the bias's backing array past its length are NaN, so a lane read
+// beyond it shows (the test fails when the AVX-512 kernel's bias mask
+// covers one lane too many: checked).
+func TestExpAddSub(t *testing.T) {
+	rng := rand.New(rand.NewSource(10))
+	special := []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()), -1e9, 88, -87.5, 0}
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 100, 128, 1000} {
+			for _, nb := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 33, n / 2, n - 1, n} {
+				if nb < 0 || nb > n {
+					continue
+				}
+				x, backing := make([]float32, n), make([]float32, n+16)
+				for i := range x {
+					x[i] = float32(rng.NormFloat64() * 20)
+					if rng.Intn(5) == 0 {
+						x[i] = special[rng.Intn(len(special))]
+					}
+				}
+				for i := range backing {
+					backing[i] = float32(rng.NormFloat64() * 5)
+					if i >= nb {
+						backing[i] = float32(math.NaN())
+					}
+				}
+				b := backing[:nb]
+				for _, shift := range []float32{0, 3.5, -40} {
+					want := append([]float32(nil), x...)
+					Add(want[:nb], want[:nb], b)
+					ExpSub(want, shift)
+					got := append([]float32(nil), x...)
+					ExpAddSub(got, b, shift)
+					if !bitsEq32(got, want) {
+						t.Fatalf("n=%d nb=%d shift=%g: not the bits of Add and ExpSub", n, nb, shift)
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestDot4Rows checks that Dot4Rows gives Dot4's bits row by row on every
 // path: lengths the four-row assembly takes (multiples of 4) and others,
 // row counts around its groups of 4, strides longer than the rows.
