@@ -61,24 +61,30 @@ func Backward[T float](seqs []Seq[T], grads []GradSeq[T], qLen, heads, dHead int
 			clear(fs.accs[c])
 		}
 	}
-	parallel.ChunksOnWorkers(units, minChunk, func(wk, chunk, lo, hi int) {
-		var acc []T
-		if lb != nil {
-			acc = biasGrad
+	unit := func(wk, u int, acc []T) {
+		s, h := u/heads, u%heads
+		t := head[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
+			lse: lse[(s*heads+h)*qLen:][:qLen], whole: opt.WholeBlocks}
+		if t.seq.C == nil {
+			t.expBias, _ = bias.(ExpBias[T])
+		}
+		t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
+	}
+	if lb == nil {
+		// One unit a task, as in Forward: without a bias gradient the
+		// units share nothing that their order could change.
+		parallel.RunShares(min(parallel.Workers(), units), units, func(wk, u int) { unit(wk, u, nil) })
+	} else {
+		parallel.ChunksOnWorkers(units, minChunk, func(wk, chunk, lo, hi int) {
+			acc := biasGrad
 			if chunk > 0 {
 				acc = fs.accs[chunk]
 			}
-		}
-		for u := lo; u < hi; u++ {
-			s, h := u/heads, u%heads
-			t := head[T]{seq: seqs[s], h: h, dHead: dHead, scale: scale, bias: bias,
-				lse: lse[(s*heads+h)*qLen:][:qLen], whole: opt.WholeBlocks}
-			if t.seq.C == nil {
-				t.expBias, _ = bias.(ExpBias[T])
+			for u := lo; u < hi; u++ {
+				unit(wk, u, acc)
 			}
-			t.backward(grads[s], qLen, bq, bk, lb, acc, fs.work[wk])
-		}
-	})
+		})
+	}
 	for _, w := range fs.work {
 		w.kRows = nil // may be a view of this call's keys
 	}

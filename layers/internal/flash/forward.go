@@ -52,8 +52,12 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	if forwardWork(seqs, qLen, heads, dHead) < SerialWork {
 		call.units(0, 0, units) // on the calling goroutine, without a closure to allocate
 	} else {
+		// One unit a task: the units write rows of their own, so how they
+		// are handed out does not change the bits, and the worker that
+		// finishes first ends the call taking single units, not chunks of
+		// a sixteenth of it (parallel.Chunks).
 		shared := call
-		parallel.ChunksOnWorkers(units, 1, func(wk, _, lo, hi int) { shared.units(wk, lo, hi) })
+		parallel.RunShares(min(parallel.Workers(), units), units, func(wk, u int) { shared.units(wk, u, u+1) })
 	}
 	for _, w := range fs.work {
 		w.keys = keyTiles[T]{} // drop the tiles: K changes before the next call
