@@ -40,16 +40,18 @@
 // Contracts: the bias B is added by Bias.Add one row of visible keys at a
 // time, never for a masked key (in the forward pass by MaxBias.AddMax when
 // the bias has it, which also returns the biased row's maximum for the
-// softmax); float32 runs the vmath row kernels and the
-// gemm package's single-goroutine Sgemm, float64 (gradient checks) plain Go
-// and gonum's Dgemm. In float32 the products and the softmax's gradient
-// flush subnormal numbers to zero (a probability of a distant key times a
-// small gradient falls below 2^-126 often, and each subnormal number costs
-// an Intel core a microcode assist), so their results below 2^-126 are 0.
-// Work is split into fixed chunks (package parallel) and the bias-gradient
-// accumulators of the chunks are added in chunk order, so
-// every result is bit-identical from run to run, whatever the number of
-// cores or the scheduling. Accuracy: vmath's exponential has a relative
+// softmax, and in the backward pass by ExpBias.AddExpShift when it has
+// that, which also takes the row's exponentials); float32 runs the vmath
+// row kernels and the gemm package's single-goroutine Sgemm, float64
+// (gradient checks) plain Go and gonum's Dgemm. In float32 the products and
+// the softmax's gradient flush subnormal numbers to zero (a probability of
+// a distant key times a small gradient falls below 2^-126 often, and each
+// subnormal number costs an Intel core a microcode assist), so their
+// results below 2^-126 are 0. Units of work are handed out one at a time,
+// each writing rows of its own; with a bias gradient the backward's units
+// go in fixed chunks (package parallel) and the chunks' accumulators are
+// added in chunk order, so every result is bit-identical from run to run,
+// whatever the number of cores or the scheduling. Accuracy: vmath's exponential has a relative
 // error below 5e-7 and its row sums below 2e-7; against a materialised
 // softmax in float64, the float32 outputs and log-sum-exps stay within
 // 1e-5 of the largest value (layerstest.RelErr), which the kernel's tests
