@@ -53,10 +53,10 @@
 // added in chunk order, so every result is bit-identical from run to run,
 // whatever the number of cores or the scheduling. Accuracy: vmath's
 // exponential has a relative error below 5e-7 and its row sums below 2e-7;
-// against a materialised
-// softmax in float64, the float32 outputs and log-sum-exps stay within
-// 1e-5 of the largest value (layerstest.RelErr), which the kernel's tests
-// in package layers check for every bias kind and tile split.
+// against a materialised softmax in float64, the float32 outputs and
+// log-sum-exps stay within 1e-5 of the largest value (layerstest.RelErr),
+// which the kernel's tests in package layers check for every bias kind and
+// tile split.
 //
 // Files: seq.go (the views of one sequence's matrices), tiles.go (tile
 // sizes and per-worker buffers), forward.go (the forward pass and the online
