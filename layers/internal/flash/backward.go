@@ -163,7 +163,7 @@ func (t *head[T]) backwardBlock(g GradSeq[T], i0, i1, j0, kn, ld int, newQ bool,
 				continue
 			}
 			t.addBias(row[:n], pos, j0)
-			expShift(row[:padInvisible(row, n)], t.lse[i])
+			vmath.ExpSubOf(row[:padInvisible(row, n)], t.lse[i]) // expShiftSum's bits, without the sum
 		}
 		clearKeys(pa, ld, e-a, kb, keySpan(kb, kn))
 		a = e

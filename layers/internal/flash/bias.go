@@ -34,7 +34,7 @@ type MaxBias[T Float] interface {
 // j0..j0+n-1 to row[:n], as Add(h, pos, j0, row[:n]) does, and then sets
 // every element of row (the keys beyond n padded, see padInvisible) to
 // exp(row[i] - shift), with the bits of the two steps taken apart
-// (expShift). The backward pass recomputes P = exp(S + bias - lse) so, and
+// (vmath.ExpSubOf). The backward pass recomputes P = exp(S + bias - lse) so, and
 // reads and writes its scores once instead of twice.
 type ExpBias[T Float] interface {
 	Bias[T]

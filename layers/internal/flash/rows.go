@@ -23,18 +23,6 @@ func expShiftSum[T float](x []T, shift T) float64 {
 	return sum
 }
 
-// expShift sets x[i] = exp(x[i] - shift): float32 with vmath.ExpSub, the
-// bits of expShiftSum's.
-func expShift[T float](x []T, shift T) {
-	if x32, ok := any(x).([]float32); ok {
-		vmath.ExpSub(x32, float32(shift))
-		return
-	}
-	for i, v := range x {
-		x[i] = T(math.Exp(float64(v - shift)))
-	}
-}
-
 // scaleRow sets x[i] *= s.
 func scaleRow[T float](x []T, s T) {
 	if x32, ok := any(x).([]float32); ok {

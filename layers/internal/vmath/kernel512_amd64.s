@@ -27,9 +27,7 @@ CONST(zC4<>, $0x3d2aaaab)       // 1/24
 CONST(zC5<>, $0x3c088889)       // 1/120
 CONST(zC6<>, $0x3ab60b61)       // 1/720
 CONST(zExpLo<>, $0xc2aeac4f)    // -87.33654
-CONST(zExpHi<>, $0x42b17217)    // 88.72283
 CONST(zOne<>, $0x3f800000)      // 1
-CONST(zPosInf<>, $0x7f800000)   // +Inf
 CONST(zExpClamp<>, $0x42b20000) // 89
 CONST(zNegInf<>, $0xff800000)   // -Inf
 CONST(zPosMax<>, $0x7f7fffff)   // math.MaxFloat32
@@ -47,7 +45,7 @@ CONST(zInvSqrt2Pi<>, $0x3ecc422a) // 1/√(2π)
 
 // LOADEXP16 loads the constants of EXPCLAMP16, EXPCORE16 and EXPSCALE16:
 // Z31 1.5·2^23, Z30 log2(e), Z29 -ln2Hi, Z28 -ln2Lo, Z27-Z23 the
-// coefficients 1/720 ... 1/2, Z22 1, Z21 expLo, Z20 expHi, Z19 89.
+// coefficients 1/720 ... 1/2, Z22 1, Z21 expLo, Z19 89.
 #define LOADEXP16 \
 	VBROADCASTSS zMagic<>(SB), Z31 \
 	VBROADCASTSS zLog2e<>(SB), Z30 \
@@ -60,7 +58,6 @@ CONST(zInvSqrt2Pi<>, $0x3ecc422a) // 1/√(2π)
 	VBROADCASTSS zC2<>(SB), Z23 \
 	VBROADCASTSS zOne<>(SB), Z22 \
 	VBROADCASTSS zExpLo<>(SB), Z21 \
-	VBROADCASTSS zExpHi<>(SB), Z20 \
 	VBROADCASTSS zExpClamp<>(SB), Z19
 
 // LOADERF16 loads the further constants of HALFERFC16: Z18 -0.5, Z17 the

@@ -170,18 +170,27 @@ func AddTo[T ~float32 | ~float64](dst, src []T) {
 	AddToMax(dst, src)
 }
 
-// ExpAddSubOf is ExpAddSub for float32 and the same steps in plain Go for
-// float64: x[i] += b[i] for i < len(b), then x[i] = e^(x[i]-shift) with
-// math.Exp of the difference.
+// ExpSubOf is ExpSub for float32 and, for float64, x[i] = e^(x[i]-shift)
+// with math.Exp of the difference.
+func ExpSubOf[T ~float32 | ~float64](x []T, shift T) {
+	if x32, ok := any(x).([]float32); ok {
+		ExpSub(x32, float32(shift))
+		return
+	}
+	for i, v := range x {
+		x[i] = T(math.Exp(float64(v - shift)))
+	}
+}
+
+// ExpAddSubOf is ExpAddSub for float32 and the same steps for float64:
+// AddTo(x[:len(b)], b), then ExpSubOf(x, shift).
 func ExpAddSubOf[T ~float32 | ~float64](x, b []T, shift T) {
 	if x32, ok := any(x).([]float32); ok {
 		ExpAddSub(x32, any(b).([]float32), float32(shift))
 		return
 	}
 	AddTo(x[:len(b)], b)
-	for i, v := range x {
-		x[i] = T(math.Exp(float64(v - shift)))
-	}
+	ExpSubOf(x, shift)
 }
 
 // MaxOf returns the maximum of x (-Inf if it is empty): for float32 with
