@@ -34,7 +34,7 @@ func Forward[T float](seqs []Seq[T], qLen, heads, dHead int, scale T, bias Bias[
 	qTiles := ceilDiv(qLen, bq)
 	fs := scratchFrom[T](opt.Scratch)
 	for _, w := range fs.work {
-		w.s, w.m, w.l, w.logs = resize(w.s, bq*bk), resize(w.m, bq), resize(w.l, bq), resize(w.logs, bq)
+		w.s, w.m, w.l, w.logs = resize(w.s, bq*scoreStride(bk)), resize(w.m, bq), resize(w.l, bq), resize(w.logs, bq)
 		w.rowMax, w.rowLen = resize(w.rowMax, bq), resize(w.rowLen, bq)
 		w.keys.of = nil // no head's keys held from an earlier call
 		if opt.Stats != nil {
@@ -250,7 +250,8 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 	for i := i0; i < i1; i++ {
 		m[i-i0], l[i-i0] = T(math.Inf(-1)), 0
 	}
-	seen := i1 // rows seen..i1-1 hold output already
+	seen := i1            // rows seen..i1-1 hold output already
+	ld := scoreStride(bk) // the score tile's row stride
 	if t.part != nil {
 		clear(w.rs[:i1-i0])
 	}
@@ -261,14 +262,14 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 		// A band of rows at a time (see band).
 		for a := r0; a < i1; {
 			e, kb := t.band(a, i1, j0, kn, seen < i1)
-			s := w.s[(a-r0)*bk : (i1-r0)*bk]
-			t.scores(s, bk, a, e-a, j0, kb, kn, bk, min(bk, kLen-j0), w)
+			s := w.s[(a-r0)*ld : (i1-r0)*ld]
+			t.scores(s, ld, a, e-a, j0, kb, kn, bk, min(bk, kLen-j0), w)
 			if t.part == nil {
-				t.softmaxBand(s, bk, a, e, i0, seen, j0, kb, m, l, w)
+				t.softmaxBand(s, ld, a, e, i0, seen, j0, kb, m, l, w)
 			} else {
 				for i := a; i < e; i++ {
 					pos := sq.Offset + i
-					row := s[(i-a)*bk:][:kb]
+					row := s[(i-a)*ld:][:kb]
 					alpha := t.softmaxStepStats(row, visible(pos, j0, kb), pos, j0, &m[i-i0], &l[i-i0], &w.rs[i-i0], w)
 					if alpha != 1 && i >= seen {
 						scaleRow(sq.O[i*sq.LdO+c:][:t.dHead], alpha)
@@ -276,8 +277,8 @@ func (t *head[T]) forward(i0, i1, bk, kLen int, w *workerBuffers[T]) {
 				}
 			}
 			kp := keySpan(kb, kn)
-			clearKeys(s, bk, e-a, kb, kp)
-			t.addPV(s, bk, a, e-a, min(e, max(a, seen))-a, j0, kp) // the band's rows before seen are new
+			clearKeys(s, ld, e-a, kb, kp)
+			t.addPV(s, ld, a, e-a, min(e, max(a, seen))-a, j0, kp) // the band's rows before seen are new
 			a = e
 		}
 		seen = r0
