@@ -59,7 +59,8 @@
 // tile split.
 //
 // Files: seq.go (the views of one sequence's matrices), tiles.go (tile
-// sizes and per-worker buffers), forward.go (the forward pass and the online
-// softmax), backward.go (the backward pass and the bias gradient), bias.go
-// (the bias interfaces the kernel consumes), rows.go (row kernels), gemm.go.
+// sizes, the score tiles' row stride and per-worker buffers), forward.go
+// (the forward pass and the online softmax), backward.go (the backward pass
+// and the bias gradient), bias.go (the bias interfaces the kernel
+// consumes), rows.go (row kernels), gemm.go.
 package flash
