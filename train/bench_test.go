@@ -155,6 +155,52 @@ func BenchmarkTrainStepPeakFraction(b *testing.B) {
 	}
 }
 
+// BenchmarkTrainStepRounds is the README's fraction-of-peak measurement
+// (the targets' own: each step set beside the peak in one run) as one
+// command: b.N rounds (run with -benchtime 5x), each the two-core FMA peak
+// for 2 s (layers.FMAPeak, as `-bench Peak/avx512/t2 -benchtime 2s` in
+// layers/internal/gemm) followed by 40 steps of the tiny config and 5 of the
+// small one. A round's fraction is its steps' GFLOP/s over its peak. It
+// logs every round and reports the medians over the rounds of the
+// fractions ("tiny-%peak", "small-%peak"), of the GFLOP/s and of the
+// peaks. Both configs are set up once, before the rounds; the testing
+// package runs one round on its own first (b.N = 1), as for every
+// benchmark, so -benchtime 5x runs six.
+func BenchmarkTrainStepRounds(b *testing.B) {
+	const peakTime = 2 * time.Second
+	steps := []struct {
+		name string
+		n    int
+		sb   *stepBench
+	}{{"tiny", 40, newStepBench(b, "../configs/tiny.yaml", "")}, {"small", 5, newStepBench(b, "../configs/small.yaml", "")}}
+	for _, s := range steps {
+		defer s.sb.close()
+	}
+	var peaks []float64
+	rates, fractions := make([][]float64, len(steps)), make([][]float64, len(steps))
+	b.ResetTimer()
+	for r := 0; r < b.N; r++ {
+		peak := layers.FMAPeak(peakTime)
+		peaks = append(peaks, peak)
+		line := fmt.Sprintf("round %d of %d: peak %.1f GFLOP/s", r+1, b.N, peak)
+		for k, s := range steps {
+			t0 := time.Now()
+			for i := 0; i < s.n; i++ {
+				s.sb.run(b, i)
+			}
+			rate := float64(s.n*s.sb.tokens) * s.sb.flopsPerToken / time.Since(t0).Seconds() / 1e9
+			rates[k], fractions[k] = append(rates[k], rate), append(fractions[k], rate/peak)
+			line += fmt.Sprintf(", %s %.1f GFLOP/s (%.0f tokens/s) %.1f%%", s.name, rate, rate*1e9/s.sb.flopsPerToken, 100*rate/peak)
+		}
+		b.Log(line)
+	}
+	for k, s := range steps {
+		b.ReportMetric(100*median(fractions[k]), s.name+"-%peak")
+		b.ReportMetric(median(rates[k]), s.name+"-GFLOP/s")
+	}
+	b.ReportMetric(median(peaks), "peak-GFLOP/s")
+}
+
 // median returns the median of xs (the mean of the middle two for an even
 // count); xs is reordered.
 func median(xs []float64) float64 {
