@@ -163,9 +163,10 @@ func BenchmarkTrainStepPeakFraction(b *testing.B) {
 // small one. A round's fraction is its steps' GFLOP/s over its peak. It
 // logs every round and reports the medians over the rounds of the
 // fractions ("tiny-%peak", "small-%peak"), of the GFLOP/s and of the
-// peaks. Both configs are set up once, before the rounds; the testing
-// package runs one round on its own first (b.N = 1), as for every
-// benchmark, so -benchtime 5x runs six.
+// peaks. Both configs are set up before the rounds of each call; the
+// testing package calls a benchmark once with b.N = 1 first, so
+// -benchtime 5x sets up twice and runs six rounds (the first logged as
+// "round 1 of 1").
 func BenchmarkTrainStepRounds(b *testing.B) {
 	const peakTime = 2 * time.Second
 	steps := []struct {

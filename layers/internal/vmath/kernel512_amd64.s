@@ -234,8 +234,8 @@ TEXT ·expSubAVX512(SB), NOSPLIT, $0-20
 esloop:
 	EXPSUB16
 	ADDQ $64, SI
-	DECQ    CX
-	JNZ     esloop
+	DECQ CX
+	JNZ  esloop
 
 estail:
 	TESTQ $8, DX
