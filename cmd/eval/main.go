@@ -135,6 +135,10 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if *task == "passkey" && set["extend"] && !set["extend-factor"] {
 		return fail("--task passkey decodes through the key/value cache, which needs a fixed factor: give --extend-factor")
 	}
+	prec, err := layers.ParsePrecision(*precision)
+	if err != nil {
+		return fail("--precision: %v", err)
+	}
 	if len(runs) == 0 && len(ckpts) == 0 {
 		runs = append(runs, "runs/tiny")
 	}
@@ -152,10 +156,6 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 		opened = append(opened, r)
-	}
-	prec, err := layers.ParsePrecision(*precision)
-	if err != nil {
-		return fail("--precision: %v", err)
 	}
 	if prec == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
 		if n := layers.BF16Notice(); n != "" {

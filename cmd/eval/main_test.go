@@ -98,6 +98,8 @@ func TestEvalBadInput(t *testing.T) {
 		{"passkey with dynamic-ntk", []string{"--run", dir, "--task", "passkey", "--extend", "dynamic-ntk"}, "--task passkey cannot use dynamic-ntk"},
 		{"passkey extension without a factor", []string{"--run", dir, "--task", "passkey", "--extend", "interp"}, "give --extend-factor"},
 		{"unknown precision", []string{"--run", dir, "--precision", "fp16"}, `--precision: precision "fp16": want fp32 or bf16`},
+		// A flag's error comes before any run is looked for or loaded.
+		{"unknown precision, missing run", []string{"--run", missing, "--precision", "fp16"}, `--precision: precision "fp16"`},
 		{"length past --max-tokens", []string{"--run", dir, "--lens", "16,50", "--max-tokens", "40"}, "length 50 needs 51 tokens but only the first 41 of the data's 155 are scored (max tokens 40); the longest length that fits is 40"},
 	}
 	for _, tc := range tests {

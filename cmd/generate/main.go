@@ -79,6 +79,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if set["extend-factor"] && !set["extend"] {
+		return fail("--extend-factor needs --extend")
+	}
+	if set["extend-factor"] && !(*extendFactor >= 1) {
+		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
+	}
+	prec, err := layers.ParsePrecision(*precision)
+	if err != nil {
+		return fail("--precision: %v", err)
+	}
 	var trained *eval.Trained
 	if *ckpt != "" {
 		if set["run"] {
@@ -91,17 +101,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if set["extend-factor"] && !set["extend"] {
-		return fail("--extend-factor needs --extend")
-	}
-	if set["extend-factor"] && !(*extendFactor >= 1) {
-		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
-	}
 	scheme := trained.Model.Config.Label()
-	prec, err := layers.ParsePrecision(*precision)
-	if err != nil {
-		return fail("--precision: %v", err)
-	}
 	if prec == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
 		if n := layers.BF16Notice(); n != "" {
 			fmt.Fprintf(stderr, "notice: --precision bf16 %s\n", n)

@@ -112,6 +112,9 @@ func TestGenerateBadInput(t *testing.T) {
 		{[]string{"--checkpoint", garbage, "--prompt", "a"}, "load checkpoint"},
 		{[]string{"--run", dir, "--prompt", "a"}, "no trained run in " + dir + "; train one first: go run ./cmd/train"},
 		{[]string{"--run", run, "--prompt", "a", "stray"}, "unexpected argument"},
+		// Flags are checked before a run is looked for or loaded.
+		{[]string{"--run", dir, "--prompt", "a", "--precision", "fp16"}, `--precision: precision "fp16"`},
+		{[]string{"--run", dir, "--prompt", "a", "--extend-factor", "2"}, "--extend-factor needs --extend"},
 	} {
 		var o, e bytes.Buffer
 		code := command(tc.args, &o, &e)
