@@ -78,3 +78,13 @@ func shapeOf(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
 	}
 	return s, nil
 }
+
+// sameShape returns a copy of input i's shape: InferShape of an op whose
+// output has the shape of that input.
+func sameShape(op string, in []G.DimSizer, i int) (tensor.Shape, error) {
+	s, err := shapeOf(op, in, i)
+	if err != nil {
+		return nil, err
+	}
+	return s.Clone(), nil
+}

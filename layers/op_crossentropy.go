@@ -161,11 +161,7 @@ func logSumExp[T float](row []T) (float64, float64) {
 type crossEntropyGradOp struct{ opBase }
 
 func (o *crossEntropyGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 func (o *crossEntropyGradOp) Do(vals ...G.Value) (G.Value, error) {

@@ -22,11 +22,7 @@ func GELU(x *G.Node) (*G.Node, error) {
 type geluOp struct{ opBase }
 
 func (o *geluOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 func (o *geluOp) Do(vals ...G.Value) (G.Value, error) {
@@ -92,11 +88,7 @@ func geluBackward32(x, dy, out []float32) {
 type geluGradOp struct{ opBase }
 
 func (o *geluGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 func (o *geluGradOp) Do(vals ...G.Value) (G.Value, error) {

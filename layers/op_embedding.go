@@ -234,11 +234,7 @@ func NewAddOp() G.Op {
 type addOp struct{ opBase }
 
 func (o *addOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 func (o *addOp) Do(vals ...G.Value) (G.Value, error) {

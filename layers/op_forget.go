@@ -43,11 +43,7 @@ type forgetOp struct {
 }
 
 func (o *forgetOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 // logSigmoid is ln(1/(1+e^-x)), without overflow for any x.

@@ -50,11 +50,7 @@ type logScaleOp struct {
 }
 
 func (o *logScaleOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 // logLengths returns ln(n) for every row: n the keys its query sees.

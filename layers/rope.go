@@ -195,11 +195,7 @@ type ropeOp struct {
 }
 
 func (o *ropeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 func (o *ropeOp) Do(vals ...G.Value) (G.Value, error) { return o.rotate(o.key, &o.opBase, vals, 1) }
@@ -220,11 +216,7 @@ type ropeGradOp struct {
 }
 
 func (o *ropeGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, err := shapeOf(o.key, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
+	return sameShape(o.key, in, 0)
 }
 
 func (o *ropeGradOp) Do(vals ...G.Value) (G.Value, error) {
