@@ -92,32 +92,41 @@ func kernelGeneric(kc int, a []float32, rs, cs int, b []float32, ldb int, c []fl
 	for i := 0; i < mr; i++ {
 		crow := (*[nr]float32)(c[i*ldc : i*ldc+nr])
 		for j0 := 0; j0 < nr; j0 += 8 {
-			var s0, s1, s2, s3, s4, s5, s6, s7 float32
-			ai := i * rs
-			for p := 0; p < kc; p++ {
-				av := a[ai+p*cs]
-				bv := (*[8]float32)(b[p*ldb+j0 : p*ldb+j0+8])
-				s0 += av * bv[0]
-				s1 += av * bv[1]
-				s2 += av * bv[2]
-				s3 += av * bv[3]
-				s4 += av * bv[4]
-				s5 += av * bv[5]
-				s6 += av * bv[6]
-				s7 += av * bv[7]
-			}
-			acc := [8]float32{s0, s1, s2, s3, s4, s5, s6, s7}
-			dst := (*[8]float32)(crow[j0 : j0+8])
-			if beta == 0 {
-				for j := range dst {
-					dst[j] = alpha * acc[j]
-				}
-			} else {
-				for j := range dst {
-					dst[j] = alpha*acc[j] + beta*dst[j]
-				}
-			}
+			store8((*[8]float32)(crow[j0:j0+8]), dot8(kc, a, i*rs, cs, b, ldb, j0), alpha, beta)
 		}
+	}
+}
+
+// dot8 returns the 8 sums over p < kc of a[off+p*cs]·b[p*ldb+j0+x], x < 8,
+// each accumulated in p order in its own float32: the portable kernels'
+// arithmetic, one function so that they round alike.
+func dot8(kc int, a []float32, off, cs int, b []float32, ldb, j0 int) [8]float32 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	for p := 0; p < kc; p++ {
+		av := a[off+p*cs]
+		bv := (*[8]float32)(b[p*ldb+j0 : p*ldb+j0+8])
+		s0 += av * bv[0]
+		s1 += av * bv[1]
+		s2 += av * bv[2]
+		s3 += av * bv[3]
+		s4 += av * bv[4]
+		s5 += av * bv[5]
+		s6 += av * bv[6]
+		s7 += av * bv[7]
+	}
+	return [8]float32{s0, s1, s2, s3, s4, s5, s6, s7}
+}
+
+// store8 sets dst = alpha·acc + beta·dst, not reading dst when beta is 0.
+func store8(dst *[8]float32, acc [8]float32, alpha, beta float32) {
+	if beta == 0 {
+		for j := range dst {
+			dst[j] = alpha * acc[j]
+		}
+		return
+	}
+	for j := range dst {
+		dst[j] = alpha*acc[j] + beta*dst[j]
 	}
 }
 

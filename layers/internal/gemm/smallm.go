@@ -64,37 +64,13 @@ func smallM(g *geometry, transB bool, m, n, k int, alpha float32, a []float32, l
 
 // smallNGeneric is the portable small-M kernel for one row: c[j] =
 // alpha*sum_p a[p]*b[p*ldb+j] + beta*c[j] for j < len(c), p < len(a), with
-// the arithmetic of kernelGeneric (the same expressions, so the same
-// rounding, fused or not as the compiler chooses for both). When beta == 0
-// c is not read.
+// the arithmetic of kernelGeneric (dot8 and store8 for whole groups of 8
+// columns, so the same rounding). When beta == 0 c is not read.
 func smallNGeneric(a, b []float32, ldb int, c []float32, alpha, beta float32) {
 	n, kb := len(c), len(a)
 	j := 0
 	for ; j+8 <= n; j += 8 {
-		var s0, s1, s2, s3, s4, s5, s6, s7 float32
-		for p := 0; p < kb; p++ {
-			av := a[p]
-			bv := (*[8]float32)(b[p*ldb+j : p*ldb+j+8])
-			s0 += av * bv[0]
-			s1 += av * bv[1]
-			s2 += av * bv[2]
-			s3 += av * bv[3]
-			s4 += av * bv[4]
-			s5 += av * bv[5]
-			s6 += av * bv[6]
-			s7 += av * bv[7]
-		}
-		acc := [8]float32{s0, s1, s2, s3, s4, s5, s6, s7}
-		dst := (*[8]float32)(c[j : j+8])
-		if beta == 0 {
-			for x := range dst {
-				dst[x] = alpha * acc[x]
-			}
-		} else {
-			for x := range dst {
-				dst[x] = alpha*acc[x] + beta*dst[x]
-			}
-		}
+		store8((*[8]float32)(c[j:j+8]), dot8(kb, a, 0, 1, b, ldb, j), alpha, beta)
 	}
 	for ; j < n; j++ {
 		var s float32
