@@ -6,7 +6,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -34,13 +33,10 @@ func (r AttentionReport) sharePlot() (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, points, err := seriesLine(pts, i, 1)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, points.Color = seriesColor(i), seriesColor(i)
-		line.Width = vg.Points(1)
-		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
 		p.Legend.Add(run.Pos, line, points)
 	}

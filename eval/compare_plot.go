@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -106,12 +105,10 @@ func (c Comparison) validationPlot(n int, seconds bool) (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, points, err := seriesLine(pts, color[r.Label()], 1)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = seriesColor(color[r.Label()]), vg.Points(1)
-		points.Color, points.Shape = seriesColor(color[r.Label()]), plotutil.Shape(color[r.Label()])
 		p.Add(line, points)
 		if !labelled[r.Label()] {
 			labelled[r.Label()] = true
@@ -151,12 +148,10 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 		if len(mean) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(mean)
+		line, points, err := seriesLine(mean, i, 2)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = seriesColor(i), vg.Points(2)
-		points.Color, points.Shape = seriesColor(i), plotutil.Shape(i)
 		p.Add(line, points)
 		if len(s.Seeds) > 1 {
 			eb, err := plotter.NewYErrorBars(struct {

@@ -217,12 +217,11 @@ func sweepPanel(pos string, gs []Scheme) (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, points, err := seriesLine(pts, i, 2)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = seriesColor(i), vg.Points(2)
-		points.Color, points.Shape = seriesColor(i), draw.CircleGlyph{}
+		points.Shape = draw.CircleGlyph{}
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("L = %d", g.TrainLen), line, points)
 	}

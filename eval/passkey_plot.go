@@ -7,7 +7,6 @@ import (
 	"github.com/alibi-go/alibi/data"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -42,13 +41,10 @@ func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, points, err := seriesLine(pts, i, 2)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, points.Color = seriesColor(i), seriesColor(i)
-		line.Width = vg.Points(2)
-		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("%s (%s)", run.Scheme(), run.Run), line, points)
 	}

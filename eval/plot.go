@@ -102,14 +102,10 @@ func (r Report) pplPlot() (*plot.Plot, error) {
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		line, points, err := seriesLine(pts, i, 2)
 		if err != nil {
 			return nil, err
 		}
-		line.Color = seriesColor(i)
-		line.Width = vg.Points(2)
-		points.Color = seriesColor(i)
-		points.Shape = plotutil.Shape(i)
 		p.Add(line, points)
 		p.Legend.Add(runLabel(run), line, points)
 	}
@@ -268,3 +264,15 @@ var seriesColors = []color.RGBA{
 
 // seriesColor is the colour of series i.
 func seriesColor(i int) color.Color { return seriesColors[i%len(seriesColors)] }
+
+// seriesLine returns the line and points of series i of a plot: the
+// series' colour and marker shape, a line w points wide.
+func seriesLine(pts plotter.XYs, i int, w float64) (*plotter.Line, *plotter.Scatter, error) {
+	line, points, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	line.Color, line.Width = seriesColor(i), vg.Points(w)
+	points.Color, points.Shape = seriesColor(i), plotutil.Shape(i)
+	return line, points, nil
+}

@@ -8,7 +8,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -151,13 +150,10 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 			if len(pts) == 0 {
 				continue
 			}
-			line, points, err := plotter.NewLinePoints(pts)
+			line, points, err := seriesLine(pts, i, 2)
 			if err != nil {
 				return nil, err
 			}
-			line.Color, points.Color = seriesColor(i), seriesColor(i)
-			line.Width = vg.Points(2)
-			points.Shape = plotutil.Shape(i)
 			if j == 1 {
 				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 			} else {
