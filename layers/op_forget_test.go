@@ -33,6 +33,17 @@ func TestForgetGateValues(t *testing.T) {
 	}
 }
 
+// Finite differences (float64) of the forget gate alone: its prefix sums
+// as an op of their own, every logit's gradient included (the first row's
+// too, which inside attention is 0, since no bias c_i - c_j holds it).
+func TestForgetGateGradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(93, 94))
+	const batch, qLen, heads = 2, 4, 3
+	gradCheck(t, []*tensor.Dense{randDense(rng, 2, batch*qLen, heads)}, []int{0}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return ForgetGate(in[0], heads, qLen, nil)
+	})
+}
+
 // Finite differences (float64) through the Forgetting Transformer's
 // attention: the gate's logits from x by a linear layer (weights and bias),
 // their prefix sums, and attention with them as its bias, alone and with

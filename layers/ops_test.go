@@ -137,3 +137,39 @@ func TestSumRowsReusesScratch(t *testing.T) {
 		t.Error("the scratch was not kept")
 	}
 }
+
+// TestOpValues's LayerNorm and cross-entropy in float32, the precision of
+// training and evaluation (their float32 kernels are other code than the
+// float64 ones the gradient checks use), and the cross-entropy's gradient,
+// (softmax - onehot) / N.
+func TestOpValuesFloat32(t *testing.T) {
+	g := G.NewGraph()
+	f32 := func(name string, shape []int, v ...float32) *G.Node {
+		return G.NewTensor(g, G.Float32, len(shape), G.WithShape(shape...), G.WithName(name),
+			G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))))
+	}
+	x := f32("x", []int{1, 4}, 1, 2, 3, 4)
+	ln := G.Must(LayerNorm(x, f32("gamma", []int{4}, 1, 1, 2, 1), f32("beta", []int{4}, 0, 0, 0, 10)))
+	logits := f32("logits", []int{2, 2}, 5, 5, 0, float32(math.Log(3)))
+	ids := G.NewTensor(g, G.Int, 1, G.WithShape(2), G.WithName("ids"), G.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int{0, 1}))))
+	ce := G.Must(CrossEntropy(logits, ids))
+	grads, err := G.Grad(ce, logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, g)
+	r := 1 / math.Sqrt(1.25+1e-5)
+	for i, want := range []float64{-1.5 * r, -0.5 * r, 2 * 0.5 * r, 1.5*r + 10} {
+		if got := float64(ln.Value().Data().([]float32)[i]); math.Abs(got-want) > 2e-7*(1+math.Abs(want)) {
+			t.Errorf("layernorm[%d] = %.9g, want %.9g", i, got, want)
+		}
+	}
+	if got, want := float64(ce.Value().Data().(float32)), (math.Log(2)-math.Log(0.75))/2; math.Abs(got-want) > 1e-6 {
+		t.Errorf("cross-entropy = %.9g, want %.9g", got, want)
+	}
+	for i, want := range []float64{-0.25, 0.25, 0.125, -0.125} {
+		if got := float64(grads[0].Value().Data().([]float32)[i]); math.Abs(got-want) > 1e-7 {
+			t.Errorf("cross-entropy gradient[%d] = %.9g, want %g", i, got, want)
+		}
+	}
+}

@@ -405,6 +405,56 @@ func TestSchemesGradient(t *testing.T) {
 	}
 }
 
+// At an integer L, where the row at position L switches normaliser, FIRE's
+// gradient of L is the derivative from above (position.FireScheme): it
+// equals a one-sided difference from above, and differs from the one from
+// below by more than the tolerance, so that taking the wrong side shows.
+func TestFireGradientAtIntegerL(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	const heads, dHead, tlen, l = 2, 2, 8, 3.0
+	sc := fireCase(rng, heads, l)
+	lay := position.NewFireLayout(heads)
+	qkv, params := randDense(rng, 1, tlen, 3*heads*dHead), sc.params64()
+	g := G.NewGraph()
+	x := G.NewTensor(g, G.Float64, 2, G.WithShape(qkv.Shape()...), G.WithValue(qkv), G.WithName("qkv"))
+	p := G.NewTensor(g, G.Float64, 1, G.WithShape(params.Shape()...), G.WithValue(params), G.WithName("p"))
+	out, err := Attention(x, p, AttentionConfig{Heads: heads, QueryLen: tlen, PositionBias: sc.scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := G.NewTensor(g, G.Float64, 2, G.WithShape(out.Shape()...), G.WithValue(randDense(rng, 1, out.Shape()...)), G.WithName("r"))
+	loss := G.Must(G.Sum(G.Must(G.HadamardProd(out, r))))
+	grads, err := G.Grad(loss, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	run := func() float64 {
+		vm.Reset()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		return loss.Value().Data().(float64)
+	}
+	base := run()
+	analytic := grads[0].Value().Data().([]float64)[lay.L]
+	pv := params.Data().([]float64)
+	const eps = 1e-7
+	pv[lay.L] = l + eps
+	above := (run() - base) / eps
+	pv[lay.L] = l - eps
+	below := (base - run()) / eps
+	pv[lay.L] = l
+	tol := 1e-5 * (1 + math.Abs(above))
+	if math.Abs(analytic-above) > tol {
+		t.Errorf("dL = %.9g, the difference from above %.9g (from below %.9g)", analytic, above, below)
+	}
+	if math.Abs(above-below) <= 10*tol {
+		t.Errorf("the differences from above (%.9g) and below (%.9g) agree: the case cannot tell the sides apart", above, below)
+	}
+}
+
 // The parameters' gradient with queries after a cache (q != k, which the
 // op cannot differentiate, so at the kernel level: flash.Forward,
 // flash.Backward and paramGrad) equals central finite differences of the

@@ -125,6 +125,34 @@ func flip(b []byte, i int) []byte {
 	return c
 }
 
+// A checkpoint whose position buffer does not fit its config is refused,
+// even with a valid checksum: ALiBi slopes for 3 heads in a 4-head model,
+// or slopes in a model whose scheme has none.
+func TestCheckpointBufferMismatchRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Checkpoint)
+		want string
+	}{
+		{"three slopes for four heads", func(c *Checkpoint) { c.PositionBuffer = c.PositionBuffer[:3] }, "3 values, want 4"},
+		{"slopes for no scheme's buffer", func(c *Checkpoint) { c.Config.Pos = PosNone }, "does not match pos"},
+	} {
+		m, err := New(tinyConfig(PosALiBi))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewCheckpoint(m)
+		tc.edit(c)
+		var b bytes.Buffer
+		if err := c.Encode(&b); err != nil { // a checksum of the edited contents
+			t.Fatal(err)
+		}
+		if _, err := DecodeCheckpoint(b.Bytes()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: DecodeCheckpoint error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 func TestCheckpointOfAnotherShapeRefused(t *testing.T) {
 	path, c := savedCheckpoint(t, PosALiBi)
 	got, err := LoadCheckpoint(path)

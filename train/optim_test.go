@@ -74,6 +74,34 @@ func TestClipGlobalNorm(t *testing.T) {
 	}
 }
 
+// ClipScale is torch's clip_grad_norm_ factor to the bit: max/(norm+1e-6),
+// rounded to float32, only when the norm exceeds the limit; a norm equal
+// to the limit leaves the gradients as they are.
+func TestClipScaleExact(t *testing.T) {
+	for _, tc := range []struct {
+		norm, max float64
+		want      float32
+	}{
+		{5, 1, float32(1 / 5.000001)}, // 0x3e4cccca, not 0.2 (0x3e4ccccd)
+		{2, 1.5, float32(1.5 / 2.000001)},
+		{5, 5, 1}, // at the limit: unchanged
+		{4.999, 5, 1},
+		{5, 0, 1}, // clipping off
+	} {
+		if got := ClipScale(tc.norm, tc.max); got != tc.want {
+			t.Errorf("ClipScale(%v, %v) = %v (%#x), want %v (%#x)", tc.norm, tc.max, got, math.Float32bits(got), tc.want, math.Float32bits(tc.want))
+		}
+	}
+	if w := float32(1 / 5.000001); math.Float32bits(w) != 0x3e4cccca {
+		t.Fatalf("reference factor %#x, want 0x3e4cccca", math.Float32bits(w))
+	}
+	g := [][]float32{{3}, {4}} // norm exactly 5
+	ClipGlobalNorm(g, 5)
+	if g[0][0] != 3 || g[1][0] != 4 {
+		t.Errorf("gradients at the limit changed: %v", g)
+	}
+}
+
 // GlobalNorm gives the bits of its definition: each piece's squares added
 // one after another in float64, then the pieces' sums in piece order, for
 // gradients whose pieces group four at a time with tails of other lengths,

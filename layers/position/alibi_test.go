@@ -143,6 +143,23 @@ func TestCausalMask(t *testing.T) {
 	}
 }
 
+// With d = 2 or 3 there is one frequency, 1 (the fairseq formula's
+// log(10000)/(d/2-1) would divide by zero): the columns are sin p and cos p,
+// and an odd d's last column is 0.
+func TestSinusoidalTableNarrow(t *testing.T) {
+	for _, d := range []int{2, 3} {
+		tab := SinusoidalTable(3, d).Data().([]float32)
+		for p := 0; p < 3; p++ {
+			want := []float64{math.Sin(float64(p)), math.Cos(float64(p)), 0}[:d]
+			for k, w := range want {
+				if got := float64(tab[p*d+k]); math.Abs(got-w) > 1e-7 || math.IsNaN(got) {
+					t.Errorf("d=%d p=%d column %d: %g, want %g", d, p, k, got, w)
+				}
+			}
+		}
+	}
+}
+
 func TestSinusoidalTable(t *testing.T) {
 	const d = 8
 	tab := SinusoidalTable(5, d).Data().([]float32)
