@@ -11,7 +11,10 @@ import (
 // with data.Passkey's rounding: distance 41, depth 0.5: before = round(1.5)
 // = 2, 2 + 58 + 41 = 101.
 func TestLongestPromptRounds(t *testing.T) {
-	gen, _ := data.NewPasskey(filler, 1)
+	gen, err := data.NewPasskey(filler, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e, err := gen.Episode(41, 0.5)
 	if err != nil {
 		t.Fatal(err)
@@ -25,8 +28,14 @@ func TestLongestPromptRounds(t *testing.T) {
 // in chunks of 64 grow it to 128 rows.
 func TestPasskeyBytesCoversCache(t *testing.T) {
 	m := testModel(t, "alibi")
-	gen, _ := data.NewPasskey(filler, 1)
-	e, _ := gen.Episode(38, 0) // prompt 96 bytes, 100 tokens with 4 digits
+	gen, err := data.NewPasskey(filler, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := gen.Episode(38, 0) // prompt 96 bytes, 100 tokens with 4 digits
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := &cachedScorer{m: m, cache: m.NewCache(1), chunk: 64}
 	defer s.close()
 	if _, err := s.answerLogits(e.Prompt, e.Answer); err != nil {
@@ -56,7 +65,10 @@ func TestSweepMarkdownOrder(t *testing.T) {
 // The largest pass has as many windows as SlidingWindows makes:
 // 101 tokens, length 32, stride 16: windows end at 32, 48, 64, 80, 96, 100.
 func TestLargestPassSliding(t *testing.T) {
-	ws, _ := data.SlidingWindows(101, 32, 16)
+	ws, err := data.SlidingWindows(101, 32, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
 	l, batch := largestPass(101, Options{Len: 32, Stride: 16, BatchTokens: 4096})
 	if l != 32 || batch != len(ws) || batch != 6 {
 		t.Errorf("largest pass %d windows of %d, want %d of 32", batch, l, len(ws))

@@ -26,11 +26,12 @@ func randDense(rng *rand.Rand, sd float64, shape ...int) *tensor.Dense {
 // builder builds an output node from input nodes.
 type builder func(g *G.ExprGraph, in []*G.Node) (*G.Node, error)
 
-// gradCheck compares Gorgonia's gradients of loss = sum(out * R) (R fixed and
-// random; loss = out for a scalar output) with central finite differences
-// for every element of each input whose index is in wrt. Inputs must be
-// float64 tensors (others, such as Int targets, may be passed but not in wrt).
-func gradCheck(t *testing.T, inputs []*tensor.Dense, wrt []int, build builder) {
+// gradGraph builds loss = sum(out * R) (R fixed and random; loss = out for a
+// scalar output) on graph nodes holding inputs, runs it once and returns
+// Gorgonia's gradients of the inputs whose indices are in wrt, and run,
+// which runs the graph again (after the caller has changed an input's
+// data in place) and returns the loss.
+func gradGraph(t *testing.T, inputs []*tensor.Dense, wrt []int, build builder) (run func() float64, analytic [][]float64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 8))
 	g := G.NewGraph()
@@ -56,8 +57,8 @@ func gradCheck(t *testing.T, inputs []*tensor.Dense, wrt []int, build builder) {
 		t.Fatal(err)
 	}
 	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	run := func() float64 {
+	t.Cleanup(func() { vm.Close() })
+	run = func() float64 {
 		vm.Reset()
 		if err := vm.RunAll(); err != nil {
 			t.Fatal(err)
@@ -65,10 +66,20 @@ func gradCheck(t *testing.T, inputs []*tensor.Dense, wrt []int, build builder) {
 		return loss.Value().Data().(float64)
 	}
 	run()
-	analytic := make([][]float64, len(wrt))
+	analytic = make([][]float64, len(wrt))
 	for k := range wrt {
 		analytic[k] = append([]float64(nil), grads[k].Value().Data().([]float64)...)
 	}
+	return run, analytic
+}
+
+// gradCheck compares Gorgonia's gradients of loss = sum(out * R) (R fixed and
+// random; loss = out for a scalar output) with central finite differences
+// for every element of each input whose index is in wrt. Inputs must be
+// float64 tensors (others, such as Int targets, may be passed but not in wrt).
+func gradCheck(t *testing.T, inputs []*tensor.Dense, wrt []int, build builder) {
+	t.Helper()
+	run, analytic := gradGraph(t, inputs, wrt, build)
 	const eps = 1e-6
 	for k, i := range wrt {
 		x := inputs[i].Data().([]float64)

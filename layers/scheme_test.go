@@ -415,30 +415,11 @@ func TestFireGradientAtIntegerL(t *testing.T) {
 	sc := fireCase(rng, heads, l)
 	lay := position.NewFireLayout(heads)
 	qkv, params := randDense(rng, 1, tlen, 3*heads*dHead), sc.params64()
-	g := G.NewGraph()
-	x := G.NewTensor(g, G.Float64, 2, G.WithShape(qkv.Shape()...), G.WithValue(qkv), G.WithName("qkv"))
-	p := G.NewTensor(g, G.Float64, 1, G.WithShape(params.Shape()...), G.WithValue(params), G.WithName("p"))
-	out, err := Attention(x, p, AttentionConfig{Heads: heads, QueryLen: tlen, PositionBias: sc.scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := G.NewTensor(g, G.Float64, 2, G.WithShape(out.Shape()...), G.WithValue(randDense(rng, 1, out.Shape()...)), G.WithName("r"))
-	loss := G.Must(G.Sum(G.Must(G.HadamardProd(out, r))))
-	grads, err := G.Grad(loss, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm := G.NewTapeMachine(g)
-	defer vm.Close()
-	run := func() float64 {
-		vm.Reset()
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		return loss.Value().Data().(float64)
-	}
+	run, grads := gradGraph(t, []*tensor.Dense{qkv, params}, []int{1}, func(_ *G.ExprGraph, in []*G.Node) (*G.Node, error) {
+		return Attention(in[0], in[1], AttentionConfig{Heads: heads, QueryLen: tlen, PositionBias: sc.scheme})
+	})
 	base := run()
-	analytic := grads[0].Value().Data().([]float64)[lay.L]
+	analytic := grads[0][lay.L]
 	pv := params.Data().([]float64)
 	const eps = 1e-7
 	pv[lay.L] = l + eps
