@@ -10,8 +10,9 @@ import (
 )
 
 // sharePlot is the panel of the share of attention past L of every head,
-// layer after layer, at each run's longest length.
-func (r AttentionReport) sharePlot() (*plot.Plot, error) {
+// layer after layer, at each run's longest length; with legend, each run
+// named in the panel's legend.
+func (r AttentionReport) sharePlot(legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.X.Label.Text = "head (layer by layer)"
 	p.Y.Label.Text = "share of attention past L"
@@ -38,7 +39,9 @@ func (r AttentionReport) sharePlot() (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(line, points)
-		p.Legend.Add(run.Pos, line, points)
+		if legend {
+			p.Legend.Add(run.Pos, line, points)
+		}
 	}
 	p.Title.Text = fmt.Sprintf("Share of attention on keys past L, per head, at length %d", longest)
 	// Layer boundaries, as dotted vertical lines.

@@ -21,16 +21,45 @@ import (
 // against the wall seconds, so that runs of different training lengths or
 // speeds compare at equal data and equal time.
 //
+// With more than legendInPanels schemes, the panels leave their schemes
+// out of their legends and one more panel lists them (legendPanel), and
+// the panels go three to a row.
+//
 // A grid (IsGrid) is drawn by scheme instead: gridPlot.
 func (c Comparison) Plot(path string) error {
 	if c.IsGrid() {
 		return c.gridPlot(path)
 	}
-	panels, err := drawAll(append([]func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}, c.validationPlots()...))
+	fs := append([]func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}, c.validationPlots()...)
+	if c.sharedLegend() {
+		fs = append(fs, c.legendPanel)
+	}
+	panels, err := drawAll(fs)
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	return savePanels(path, vg.Length(len(panels))*19*vg.Inch/3, panels...)
+	if !c.sharedLegend() {
+		return savePanels(path, vg.Length(len(panels))*19*vg.Inch/3, panels...)
+	}
+	return saveInRows(path, panels)
+}
+
+// sharedLegend reports whether the schemes are too many for each panel's
+// legend, so that one legend panel lists them instead.
+func (c Comparison) sharedLegend() bool { return len(c.Schemes) > legendInPanels }
+
+// legendPanel is the legend of the schemes alone (legendPanel), with
+// their numbers of seeds.
+func (c Comparison) legendPanel() (*plot.Plot, error) {
+	var labels []string
+	for _, s := range c.Schemes {
+		label := s.Label()
+		if len(s.Seeds) > 1 {
+			label = fmt.Sprintf("%s (%d seeds)", s.Label(), len(s.Seeds))
+		}
+		labels = append(labels, label)
+	}
+	return legendPanel("Schemes", labels)
 }
 
 // validationPlots are the panels of the periodic validations, when the
@@ -110,7 +139,7 @@ func (c Comparison) validationPlot(n int, seconds bool) (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(line, points)
-		if !labelled[r.Label()] {
+		if !labelled[r.Label()] && !c.sharedLegend() {
 			labelled[r.Label()] = true
 			p.Legend.Add(r.Label(), line, points)
 		}
@@ -164,6 +193,9 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 			eb.Color = seriesColor(i)
 			p.Add(eb)
 		}
+		if c.sharedLegend() {
+			continue
+		}
 		label := s.Label()
 		if len(s.Seeds) > 1 {
 			label = fmt.Sprintf("%s (%d seeds, min–max)", s.Label(), len(s.Seeds))
@@ -175,22 +207,68 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 	}
 	p.X.Tick.Marker = valueTicks(lengths)
 	if l := c.trainLen(); l > 0 {
-		mark, err := plotter.NewLine(plotter.XYs{{X: float64(l), Y: lo * 0.9}, {X: float64(l), Y: hi * 1.1}})
-		if err != nil {
+		if err := markTrainLen(p, l, lo*0.9, hi*1.1); err != nil {
 			return nil, err
 		}
-		mark.Color = color.Gray{Y: 100}
-		mark.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-		p.Add(mark)
-		p.Legend.Add(fmt.Sprintf("training length %d", l), mark)
 	}
 	return p, nil
 }
 
 func (c Comparison) positionPlot() (*plot.Plot, error) {
+	if c.sharedLegend() {
+		return c.bucketPlot()
+	}
 	p := positionPanel()
 	for i, s := range c.Schemes {
 		if err := addPositionLine(p, i, s.Label(), c.firstRun(s.Label()).Results); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// bucketPlot is the loss by position of positionPlot for many schemes: the
+// longest non-overlapping result of each scheme's first run, averaged over
+// log-spaced buckets of positions (BucketPositions, the committed reports'
+// form), a point a bucket on a log axis, so that a dozen curves stay apart
+// and the break past the training length shows as a step.
+func (c Comparison) bucketPlot() (*plot.Plot, error) {
+	p := positionPanel()
+	p.Title.Text = "Loss by position inside the window (longest length, log-spaced buckets)"
+	p.X.Label.Text = "position in window (from 1, log scale)"
+	p.X.Scale = plot.LogScale{}
+	lengths := map[int]bool{}
+	for i, s := range c.Schemes {
+		x := longestResult(c.firstRun(s.Label()).Results)
+		if x == nil {
+			continue
+		}
+		lengths[x.Len] = true
+		pts := bucketPoints(*x)
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := seriesLine(pts, i, 1.5)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(line, points)
+	}
+	longest := 0
+	for l := range lengths {
+		longest = max(longest, l)
+		if len(lengths) == 1 {
+			p.Title.Text = fmt.Sprintf("Loss by position inside the window (length %d, log-spaced buckets)", l)
+		}
+	}
+	// Ticks at the powers of ten: the buckets' own edges crowd the axis.
+	ticks := map[float64]bool{}
+	for v := 1.0; v <= float64(longest); v *= 10 {
+		ticks[v] = true
+	}
+	p.X.Tick.Marker = valueTicks(ticks)
+	if l := c.trainLen(); l > 0 && longest > 0 {
+		if err := markTrainLen(p, l, p.Y.Min, p.Y.Max); err != nil {
 			return nil, err
 		}
 	}
@@ -221,14 +299,46 @@ func (c Comparison) lossPlot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = seriesColor(color[r.Label()]), vg.Points(1)
+		styleLine(line, color[r.Label()], 1)
 		p.Add(line)
-		if !labelled[r.Label()] {
+		if !labelled[r.Label()] && !c.sharedLegend() {
 			labelled[r.Label()] = true
 			p.Legend.Add(r.Label(), line)
 		}
 	}
 	return p, nil
+}
+
+// bucketPoints are a result's losses by position over log-spaced buckets
+// (its PositionBuckets, or BucketPositions of its PositionLoss), a point a
+// scored bucket at the bucket's middle, positions counted from 1: the same
+// points from a result and from its Compact form.
+func bucketPoints(x Result) plotter.XYs {
+	buckets := x.PositionBuckets
+	if buckets == nil {
+		buckets = BucketPositions(x.PositionLoss)
+	}
+	var pts plotter.XYs
+	for _, b := range buckets {
+		if b.Loss != nil {
+			pts = append(pts, plotter.XY{X: float64(b.From+1+b.To) / 2, Y: *b.Loss})
+		}
+	}
+	return pts
+}
+
+// markTrainLen draws the training length l as a grey dashed vertical line
+// from y0 to y1, with a legend entry.
+func markTrainLen(p *plot.Plot, l int, y0, y1 float64) error {
+	mark, err := plotter.NewLine(plotter.XYs{{X: float64(l), Y: y0}, {X: float64(l), Y: y1}})
+	if err != nil {
+		return err
+	}
+	mark.Color = color.Gray{Y: 100}
+	mark.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(mark)
+	p.Legend.Add(fmt.Sprintf("training length %d", l), mark)
+	return nil
 }
 
 // firstRun is the first run of a scheme (by Label).

@@ -171,7 +171,11 @@ func (c Comparison) byLengthMarkdown(b *strings.Builder) {
 func (c Comparison) gridPlot(path string) error {
 	var rows [][]*plot.Plot
 	if len(c.Schemes) <= 6 {
-		row, err := drawAll(append([]func() (*plot.Plot, error){c.lengthPlot}, c.validationPlots()...))
+		fs := append([]func() (*plot.Plot, error){c.lengthPlot}, c.validationPlots()...)
+		if c.sharedLegend() {
+			fs = append(fs, c.legendPanel)
+		}
+		row, err := drawAll(fs)
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}

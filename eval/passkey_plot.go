@@ -15,15 +15,16 @@ import (
 // starts to need attention at distances past L (D = L -
 // data.PasskeyAttentionLag).
 func (r PasskeyReport) Plot(path string) error {
-	p, err := r.accuracyPlot()
+	p, err := r.accuracyPlot(true)
 	if err != nil {
 		return err
 	}
 	return savePanels(path, 8*vg.Inch, p)
 }
 
-// accuracyPlot is the panel of accuracy against distance.
-func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
+// accuracyPlot is the panel of accuracy against distance; with legend,
+// each run named in the panel's legend.
+func (r PasskeyReport) accuracyPlot(legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Passkey retrieval: greedy exact match vs distance"
 	p.X.Label.Text = "distance D from the end of the key statement to the answer (tokens, log scale)"
@@ -46,7 +47,9 @@ func (r PasskeyReport) accuracyPlot() (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(line, points)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", run.Scheme(), run.Run), line, points)
+		if legend {
+			p.Legend.Add(fmt.Sprintf("%s (%s)", run.Scheme(), run.Run), line, points)
+		}
 	}
 	if len(distances) == 0 {
 		return p, nil

@@ -154,14 +154,9 @@ func positionPanel() *plot.Plot {
 }
 
 // addPositionLine draws the loss by position of the longest
-// non-overlapping result, in color i.
+// non-overlapping result in series i's style, with a legend entry.
 func addPositionLine(p *plot.Plot, i int, label string, results []Result) error {
-	var best *Result
-	for j, x := range results {
-		if x.Protocol == NonOverlap && (best == nil || x.Len > best.Len) {
-			best = &results[j]
-		}
-	}
+	best := longestResult(results)
 	if best == nil {
 		return nil
 	}
@@ -173,10 +168,22 @@ func addPositionLine(p *plot.Plot, i int, label string, results []Result) error 
 	if err != nil {
 		return err
 	}
-	line.Color, line.Width = seriesColor(i), vg.Points(1.5)
+	styleLine(line, i, 1.5)
 	p.Add(line)
 	p.Legend.Add(fmt.Sprintf("%s, len %d", label, best.Len), line)
 	return nil
+}
+
+// longestResult is the non-overlapping result of the longest length, or
+// nil if there is none.
+func longestResult(results []Result) *Result {
+	var best *Result
+	for j, x := range results {
+		if x.Protocol == NonOverlap && (best == nil || x.Len > best.Len) {
+			best = &results[j]
+		}
+	}
+	return best
 }
 
 // smoothPositions averages the per-position losses in buckets so that long
@@ -247,6 +254,38 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// legendInPanels is the most series whose names a panel lists in its own
+// legend; a legend of more covers the curves it names, and the plot gets
+// one legend panel instead (legendPanel).
+const legendInPanels = 4
+
+// legendPanel is a panel with no axes that holds only a legend: series i
+// named labels[i], in the colour, dash pattern and marker every panel draws
+// series i in.
+func legendPanel(title string, labels []string) (*plot.Plot, error) {
+	p := plot.New()
+	p.HideAxes()
+	p.Title.Text = title
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, label := range labels {
+		line, points, err := seriesLine(plotter.XYs{{}}, i, 2)
+		if err != nil {
+			return nil, err
+		}
+		p.Legend.Add(label, line, points)
+	}
+	return p, nil
+}
+
+// saveInRows writes panels three to a row, each row 19 inches wide.
+func saveInRows(path string, panels []*plot.Plot) error {
+	var rows [][]*plot.Plot
+	for i := 0; i < len(panels); i += 3 {
+		rows = append(rows, panels[i:min(i+3, len(panels))])
+	}
+	return savePanelRows(path, 19*vg.Inch, rows)
+}
+
 // seriesColors are the colours of a plot's series, in order: the Okabe–Ito
 // palette, eight colours that stay apart for colour-blind readers too.
 // (gonum's default palette gives its first and sixth series two shades of
@@ -265,14 +304,34 @@ var seriesColors = []color.RGBA{
 // seriesColor is the colour of series i.
 func seriesColor(i int) color.Color { return seriesColors[i%len(seriesColors)] }
 
+// seriesDashes is the dash pattern of series i: solid for the first
+// len(seriesColors) series, then a different pattern for each later round
+// of the colours, so that series i and i+8 (the zoo has fifteen) differ in
+// a plot of lines without markers too.
+func seriesDashes(i int) []vg.Length {
+	switch i / len(seriesColors) {
+	case 0:
+		return nil
+	case 1:
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	default:
+		return []vg.Length{vg.Points(2), vg.Points(2)}
+	}
+}
+
+// styleLine gives a line series i's colour and dash pattern, w points wide.
+func styleLine(line *plotter.Line, i int, w float64) {
+	line.Color, line.Width, line.Dashes = seriesColor(i), vg.Points(w), seriesDashes(i)
+}
+
 // seriesLine returns the line and points of series i of a plot: the
-// series' colour and marker shape, a line w points wide.
+// series' colour, dash pattern and marker shape, a line w points wide.
 func seriesLine(pts plotter.XYs, i int, w float64) (*plotter.Line, *plotter.Scatter, error) {
 	line, points, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return nil, nil, err
 	}
-	line.Color, line.Width = seriesColor(i), vg.Points(w)
+	styleLine(line, i, w)
 	points.Color, points.Shape = seriesColor(i), plotutil.Shape(i)
 	return line, points, nil
 }

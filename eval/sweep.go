@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -125,8 +126,8 @@ func (r Report) SweepSpeedMarkdown(w io.Writer) error {
 
 // sweepPlot is the panel of a stride sweep: perplexity against length for
 // every run, solid for non-overlapping windows and dashed for the shortest
-// stride.
-func (r Report) sweepPlot() (*plot.Plot, error) {
+// stride; with legend, each run named in the panel's legend.
+func (r Report) sweepPlot(legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Perplexity vs length: non-overlapping (solid) and shortest stride (dashed)"
 	p.X.Label.Text = "evaluation length (tokens, log scale)"
@@ -156,7 +157,7 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 			}
 			if j == 1 {
 				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			} else {
+			} else if legend {
 				p.Legend.Add(run.Pos, line, points)
 			}
 			p.Add(line, points)
@@ -172,8 +173,9 @@ func (r Report) sweepPlot() (*plot.Plot, error) {
 // longest length, with non-overlapping windows (solid) and with the longest
 // sliding stride (dashed: the positions it scores, from len-stride on, each
 // with at least len-stride tokens of context); nil when no run has a
-// sliding stride longer than one token.
-func (r Report) slidingPositionPlot() (*plot.Plot, error) {
+// sliding stride longer than one token. With legend, each run is named in
+// the panel's legend.
+func (r Report) slidingPositionPlot(legend bool) (*plot.Plot, error) {
 	p := positionPanel()
 	p.Title.Text = "Loss by position (longest length): non-overlapping (solid), longest sliding stride (dashed)"
 	drawn := false
@@ -208,7 +210,7 @@ func (r Report) slidingPositionPlot() (*plot.Plot, error) {
 			line.Color, line.Width = seriesColor(i), vg.Points(1.5)
 			if k == 1 {
 				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			} else {
+			} else if legend {
 				p.Legend.Add(fmt.Sprintf("%s, len %d", run.Pos, x.Len), line)
 			}
 			p.Add(line)
@@ -244,16 +246,18 @@ func shortestSliding(results []Result) []Result {
 // when it has runs: the stride sweep, passkey accuracy against distance, and
 // every head's share of attention past L at the longest length.
 func ContextPlot(path string, sweep Report, passkey PasskeyReport, attention AttentionReport) error {
+	labels := contextLabels(sweep, passkey, attention)
+	legend := len(labels) <= legendInPanels
 	var panels []*plot.Plot
 	if len(sweep.Runs) > 0 {
-		p, err := sweep.sweepPlot()
+		p, err := sweep.sweepPlot(legend)
 		if err != nil {
 			return err
 		}
 		panels = append(panels, p)
 	}
 	if len(sweep.Runs) > 0 {
-		p, err := sweep.slidingPositionPlot()
+		p, err := sweep.slidingPositionPlot(legend)
 		if err != nil {
 			return err
 		}
@@ -262,14 +266,14 @@ func ContextPlot(path string, sweep Report, passkey PasskeyReport, attention Att
 		}
 	}
 	if len(passkey.Runs) > 0 {
-		p, err := passkey.accuracyPlot()
+		p, err := passkey.accuracyPlot(legend)
 		if err != nil {
 			return err
 		}
 		panels = append(panels, p)
 	}
 	if len(attention.Runs) > 0 {
-		p, err := attention.sharePlot()
+		p, err := attention.sharePlot(legend)
 		if err != nil {
 			return err
 		}
@@ -278,5 +282,45 @@ func ContextPlot(path string, sweep Report, passkey PasskeyReport, attention Att
 	if len(panels) == 0 {
 		return fmt.Errorf("plot %s: no lens to draw", path)
 	}
-	return savePanels(path, vg.Length(len(panels))*7*vg.Inch, panels...)
+	if legend {
+		return savePanels(path, vg.Length(len(panels))*7*vg.Inch, panels...)
+	}
+	p, err := legendPanel("Runs", labels)
+	if err != nil {
+		return err
+	}
+	return saveInRows(path, append(panels, p))
+}
+
+// contextLabels names the runs of the context lenses, in the order their
+// series are drawn, when the lenses that have runs list the same runs (by
+// directory) in the same order and there are more than legendInPanels of
+// them: then one legend panel names them for every lens. Otherwise it is
+// nil and each panel keeps its own legend.
+func contextLabels(sweep Report, passkey PasskeyReport, attention AttentionReport) []string {
+	type lens struct{ dirs, names []string }
+	var lenses []lens
+	add := func(n int, run func(i int) (dir, name string)) {
+		if n == 0 {
+			return
+		}
+		var l lens
+		for i := range n {
+			dir, name := run(i)
+			l.dirs, l.names = append(l.dirs, dir), append(l.names, name)
+		}
+		lenses = append(lenses, l)
+	}
+	add(len(sweep.Runs), func(i int) (string, string) { return sweep.Runs[i].Run, sweep.Runs[i].Scheme() })
+	add(len(passkey.Runs), func(i int) (string, string) { return passkey.Runs[i].Run, passkey.Runs[i].Scheme() })
+	add(len(attention.Runs), func(i int) (string, string) { return attention.Runs[i].Run, attention.Runs[i].Pos })
+	if len(lenses) == 0 || len(lenses[0].dirs) <= legendInPanels {
+		return nil
+	}
+	for _, l := range lenses[1:] {
+		if !slices.Equal(l.dirs, lenses[0].dirs) {
+			return nil
+		}
+	}
+	return lenses[0].names
 }

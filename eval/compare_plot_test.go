@@ -1,0 +1,145 @@
+package eval
+
+import (
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gonum.org/v1/plot/plotter"
+)
+
+// The loss by position over log-spaced buckets, worked out by hand for
+// positions 0..4: buckets [0,1), [1,2), [2,4) and [4,5) with means 1, 2,
+// (3+5)/2 and 7 at the middles 1, 2, 3.5 and 5 of the positions counted
+// from 1; an unscored bucket ([4,5) here holds NaN) gives no point; the
+// Compact form gives the same points.
+func TestBucketPoints(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		loss []float64
+		want plotter.XYs
+	}{
+		{[]float64{1, 2, 3, 5, 7}, plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}, {X: 3.5, Y: 4}, {X: 5, Y: 7}}},
+		{[]float64{1, 2, 3, 5, nan}, plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}, {X: 3.5, Y: 4}}},
+		{[]float64{1, 2, 3, 5, 6, 8, 10, 12, 4}, plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 2}, {X: 3.5, Y: 4}, {X: 6.5, Y: 9}, {X: 9, Y: 4}}},
+	} {
+		x := Result{Len: len(tc.loss), Protocol: NonOverlap, PositionLoss: tc.loss}
+		for _, r := range []Result{x, x.Compact()} {
+			got := bucketPoints(r)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("%v (compact %v): %v, want %v", tc.loss, r.PositionLoss == nil, got, tc.want)
+			}
+		}
+	}
+}
+
+// Series i and i+8 share a colour and differ in dash pattern; the first
+// eight are solid.
+func TestSeriesDashes(t *testing.T) {
+	for i := 0; i < 8; i++ {
+		if seriesDashes(i) != nil {
+			t.Errorf("series %d dashed: %v", i, seriesDashes(i))
+		}
+		if fmt.Sprint(seriesDashes(i+8)) == fmt.Sprint(seriesDashes(i)) || fmt.Sprint(seriesDashes(i+16)) == fmt.Sprint(seriesDashes(i+8)) {
+			t.Errorf("series %d, %d and %d: dashes %v, %v, %v", i, i+8, i+16, seriesDashes(i), seriesDashes(i+8), seriesDashes(i+16))
+		}
+	}
+}
+
+// A comparison of up to legendInPanels schemes puts its panels in one row
+// with their own legends; one of more schemes adds a legend panel and puts
+// the panels three to a row: three panels and the legend make two rows of
+// 5.5 inches. The PNG's size shows which (96 dots an inch, 19 inches wide
+// for three panels).
+func TestComparisonPlotLayout(t *testing.T) {
+	for _, tc := range []struct {
+		schemes       int
+		width, height int
+	}{
+		{legendInPanels, 1824, 528},
+		{legendInPanels + 1, 1824, 1056},
+		{15, 1824, 1056},
+	} {
+		var runs []TrainedRun
+		for i := range tc.schemes {
+			runs = append(runs, run(fmt.Sprintf("s%d", i), 1, 100, 4, 5))
+		}
+		c := Compare(runs)
+		if got := c.sharedLegend(); got != (tc.schemes > legendInPanels) {
+			t.Errorf("%d schemes: sharedLegend %v", tc.schemes, got)
+		}
+		path := filepath.Join(t.TempDir(), "c.png")
+		if err := c.Plot(path); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Width != tc.width || cfg.Height != tc.height {
+			t.Errorf("%d schemes: %dx%d, want %dx%d", tc.schemes, cfg.Width, cfg.Height, tc.width, tc.height)
+		}
+	}
+}
+
+// The context lenses share one legend panel when they list the same runs
+// in the same order and there are more than legendInPanels of them; a lens
+// without runs does not count; runs in another order, or a lens with
+// another set, keep each panel's own legend.
+func TestContextLabels(t *testing.T) {
+	names := func(n int) []string {
+		var s []string
+		for i := range n {
+			s = append(s, fmt.Sprintf("p%d", i))
+		}
+		return s
+	}
+	sweep := func(pos ...string) Report {
+		var r Report
+		for _, p := range pos {
+			r.Runs = append(r.Runs, RunReport{Run: "runs/" + p, Pos: p})
+		}
+		return r
+	}
+	passkey := func(pos ...string) PasskeyReport {
+		var r PasskeyReport
+		for _, p := range pos {
+			r.Runs = append(r.Runs, PasskeyResult{Run: "runs/" + p, Pos: p})
+		}
+		return r
+	}
+	attention := func(pos ...string) AttentionReport {
+		var r AttentionReport
+		for _, p := range pos {
+			r.Runs = append(r.Runs, AttentionRun{Run: "runs/" + p, Pos: p})
+		}
+		return r
+	}
+	five, four := names(legendInPanels+1), names(legendInPanels)
+	swapped := append([]string{five[1], five[0]}, five[2:]...)
+	for _, tc := range []struct {
+		name string
+		s    Report
+		p    PasskeyReport
+		a    AttentionReport
+		want []string
+	}{
+		{"three lenses alike", sweep(five...), passkey(five...), attention(five...), five},
+		{"passkey alone", Report{}, passkey(five...), AttentionReport{}, five},
+		{"few runs", sweep(four...), passkey(four...), attention(four...), nil},
+		{"another order", sweep(five...), passkey(swapped...), attention(five...), nil},
+		{"another set", sweep(five...), passkey(five...), attention(five[:4]...), nil},
+	} {
+		if got := contextLabels(tc.s, tc.p, tc.a); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
