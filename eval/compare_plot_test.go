@@ -90,6 +90,41 @@ func TestComparisonPlotLayout(t *testing.T) {
 	}
 }
 
+// A grid of six groups (three schemes at two training lengths) draws its
+// first row (perplexity against length, and the groups' legend panel) and
+// the three schemes' panels two to a row: three rows of two panels,
+// 2 x 19/3 inches wide.
+func TestGridPlotSharedLegend(t *testing.T) {
+	var runs []TrainedRun
+	for _, pos := range []string{"alibi", "rope", "t5"} {
+		for _, l := range []int{8, 16} {
+			r := run(pos, 1, 100, 4, 5)
+			r.TrainLen, r.Group = l, fmt.Sprintf("%s L=%d", pos, l)
+			runs = append(runs, r)
+		}
+	}
+	c := Compare(runs)
+	if !c.IsGrid() || !c.sharedLegend() {
+		t.Fatalf("grid %v, shared legend %v (%d groups)", c.IsGrid(), c.sharedLegend(), len(c.Schemes))
+	}
+	path := filepath.Join(t.TempDir(), "g.png")
+	if err := c.Plot(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Width != 1216 || cfg.Height != 3*528 {
+		t.Errorf("%dx%d, want 1216x1584", cfg.Width, cfg.Height)
+	}
+}
+
 // The context lenses share one legend panel when they list the same runs
 // in the same order and there are more than legendInPanels of them; a lens
 // without runs does not count; runs in another order, or a lens with
