@@ -2,7 +2,6 @@ package eval
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -227,52 +226,14 @@ func (c Comparison) positionPlot() (*plot.Plot, error) {
 	return p, nil
 }
 
-// bucketPlot is the loss by position of positionPlot for many schemes: the
-// longest non-overlapping result of each scheme's first run, averaged over
-// log-spaced buckets of positions (BucketPositions, the committed reports'
-// form), a point a bucket on a log axis, so that a dozen curves stay apart
-// and the break past the training length shows as a step.
+// bucketPlot is the loss by position of positionPlot for many schemes:
+// bucketPanel of each scheme's first run.
 func (c Comparison) bucketPlot() (*plot.Plot, error) {
-	p := positionPanel()
-	p.Title.Text = "Loss by position inside the window (longest length, log-spaced buckets)"
-	p.X.Label.Text = "position in window (from 1, log scale)"
-	p.X.Scale = plot.LogScale{}
-	lengths := map[int]bool{}
-	for i, s := range c.Schemes {
-		x := longestResult(c.firstRun(s.Label()).Results)
-		if x == nil {
-			continue
-		}
-		lengths[x.Len] = true
-		pts := bucketPoints(*x)
-		if len(pts) == 0 {
-			continue
-		}
-		line, points, err := seriesLine(pts, i, 1.5)
-		if err != nil {
-			return nil, err
-		}
-		p.Add(line, points)
+	var results [][]Result
+	for _, s := range c.Schemes {
+		results = append(results, c.firstRun(s.Label()).Results)
 	}
-	longest := 0
-	for l := range lengths {
-		longest = max(longest, l)
-		if len(lengths) == 1 {
-			p.Title.Text = fmt.Sprintf("Loss by position inside the window (length %d, log-spaced buckets)", l)
-		}
-	}
-	// Ticks at the powers of ten: the buckets' own edges crowd the axis.
-	ticks := map[float64]bool{}
-	for v := 1.0; v <= float64(longest); v *= 10 {
-		ticks[v] = true
-	}
-	p.X.Tick.Marker = valueTicks(ticks)
-	if l := c.trainLen(); l > 0 && longest > 0 {
-		if err := markTrainLen(p, l, p.Y.Min, p.Y.Max); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	return bucketPanel(results, c.trainLen())
 }
 
 func (c Comparison) lossPlot() (*plot.Plot, error) {
@@ -325,20 +286,6 @@ func bucketPoints(x Result) plotter.XYs {
 		}
 	}
 	return pts
-}
-
-// markTrainLen draws the training length l as a grey dashed vertical line
-// from y0 to y1, with a legend entry.
-func markTrainLen(p *plot.Plot, l int, y0, y1 float64) error {
-	mark, err := plotter.NewLine(plotter.XYs{{X: float64(l), Y: y0}, {X: float64(l), Y: y1}})
-	if err != nil {
-		return err
-	}
-	mark.Color = color.Gray{Y: 100}
-	mark.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-	p.Add(mark)
-	p.Legend.Add(fmt.Sprintf("training length %d", l), mark)
-	return nil
 }
 
 // firstRun is the first run of a scheme (by Label).

@@ -178,3 +178,32 @@ func TestContextLabels(t *testing.T) {
 		}
 	}
 }
+
+// An evaluation report of up to legendInPanels runs is two panels, 13
+// inches wide; one of more runs gains a third, the runs' legend, 19 inches
+// wide.
+func TestReportPlotLayout(t *testing.T) {
+	for _, tc := range []struct{ runs, width int }{{legendInPanels, 1248}, {legendInPanels + 1, 1824}} {
+		var r Report
+		for i := range tc.runs {
+			tr := run(fmt.Sprintf("s%d", i), 1, 100, 4, 5)
+			r.Runs = append(r.Runs, RunReport{Run: tr.Run, Pos: tr.Pos, TrainLen: tr.TrainLen, Results: tr.Results})
+		}
+		path := filepath.Join(t.TempDir(), "r.png")
+		if err := r.Plot(path); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Width != tc.width || cfg.Height != 528 {
+			t.Errorf("%d runs: %dx%d, want %dx528", tc.runs, cfg.Width, cfg.Height, tc.width)
+		}
+	}
+}

@@ -20,17 +20,40 @@ import (
 // Plot writes a PNG with two panels: perplexity against evaluation length
 // (log scale) for every run, with each training length marked, and the
 // mean loss by position inside the window at the longest non-overlapping
-// length of each run.
+// length of each run. With more than legendInPanels runs, the loss by
+// position is drawn over log-spaced buckets (bucketPanel) and a third
+// panel names the runs instead of the panels' legends.
 func (r Report) Plot(path string) error {
-	left, err := r.pplPlot()
+	shared := len(r.Runs) > legendInPanels
+	left, err := r.pplPlot(!shared)
 	if err != nil {
 		return err
 	}
-	right, err := r.positionPlot()
+	if !shared {
+		right, err := r.positionPlot()
+		if err != nil {
+			return err
+		}
+		return savePanels(path, 13*vg.Inch, left, right)
+	}
+	var results [][]Result
+	var labels []string
+	trainLen := r.Runs[0].TrainLen // marked when every run shares it
+	for _, run := range r.Runs {
+		results, labels = append(results, run.Results), append(labels, runLabel(run))
+		if run.TrainLen != trainLen {
+			trainLen = 0
+		}
+	}
+	middle, err := bucketPanel(results, trainLen)
 	if err != nil {
 		return err
 	}
-	return savePanels(path, 13*vg.Inch, left, right)
+	legend, err := legendPanel("Runs", labels)
+	if err != nil {
+		return err
+	}
+	return savePanels(path, 19*vg.Inch, left, middle, legend)
 }
 
 // savePanels writes plots side by side, 5.5 inches high, to a PNG file.
@@ -78,7 +101,9 @@ func savePanelRows(path string, width vg.Length, rows [][]*plot.Plot) error {
 
 func runLabel(run RunReport) string { return fmt.Sprintf("%s (%s)", run.Scheme(), run.Run) }
 
-func (r Report) pplPlot() (*plot.Plot, error) {
+// pplPlot is the panel of perplexity against length; with legend, each run
+// named in its legend.
+func (r Report) pplPlot(legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Perplexity vs evaluation length (non-overlapping windows)"
 	p.X.Label.Text = "evaluation length (tokens, log scale)"
@@ -107,7 +132,9 @@ func (r Report) pplPlot() (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(line, points)
-		p.Legend.Add(runLabel(run), line, points)
+		if legend {
+			p.Legend.Add(runLabel(run), line, points)
+		}
 	}
 	if math.IsInf(minY, 0) {
 		return p, nil
@@ -171,6 +198,72 @@ func addPositionLine(p *plot.Plot, i int, label string, results []Result) error 
 	styleLine(line, i, 1.5)
 	p.Add(line)
 	p.Legend.Add(fmt.Sprintf("%s, len %d", label, best.Len), line)
+	return nil
+}
+
+// bucketPanel is the loss by position for many series: series i is the
+// longest non-overlapping result of results[i], averaged over log-spaced
+// buckets of positions (bucketPoints: BucketPositions, the committed
+// reports' form), a point a bucket on a log axis, so that a dozen curves
+// stay apart and the break past the training length shows as a step.
+// trainLen > 0 marks the training length.
+func bucketPanel(results [][]Result, trainLen int) (*plot.Plot, error) {
+	p := positionPanel()
+	p.Title.Text = "Loss by position inside the window (longest length, log-spaced buckets)"
+	p.X.Label.Text = "position in window (from 1, log scale)"
+	p.X.Scale = plot.LogScale{}
+	lengths := map[int]bool{}
+	for i, rs := range results {
+		x := longestResult(rs)
+		if x == nil {
+			continue
+		}
+		pts := bucketPoints(*x)
+		if len(pts) == 0 {
+			continue
+		}
+		lengths[x.Len] = true
+		line, points, err := seriesLine(pts, i, 1.5)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(line, points)
+	}
+	longest := 0
+	for l := range lengths {
+		longest = max(longest, l)
+		if len(lengths) == 1 {
+			p.Title.Text = fmt.Sprintf("Loss by position inside the window (length %d, log-spaced buckets)", l)
+		}
+	}
+	if longest == 0 {
+		return p, nil
+	}
+	// Ticks at the powers of ten: the buckets' own edges crowd the axis.
+	ticks := map[float64]bool{}
+	for v := 1.0; v <= float64(longest); v *= 10 {
+		ticks[v] = true
+	}
+	p.X.Tick.Marker = valueTicks(ticks)
+	if trainLen > 0 {
+		if err := markTrainLen(p, trainLen, p.Y.Min, p.Y.Max); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// markTrainLen draws the training length l as a grey dashed vertical line
+// from y0 to y1, with a legend entry.
+func markTrainLen(p *plot.Plot, l int, y0, y1 float64) error {
+	mark, err := plotter.NewLine(plotter.XYs{{X: float64(l), Y: y0}, {X: float64(l), Y: y1}})
+	if err != nil {
+		return err
+	}
+	mark.Color = color.Gray{Y: 100}
+	mark.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+	p.Add(mark)
+	p.Legend.Add(fmt.Sprintf("training length %d", l), mark)
 	return nil
 }
 
