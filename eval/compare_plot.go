@@ -103,6 +103,7 @@ func (c Comparison) validationPlot(n int, seconds bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Validation perplexity vs training tokens"
 	p.X.Label.Text = "training tokens"
+	p.X.Tick.Marker = countTicks{}
 	if seconds {
 		p.Title.Text = "Validation perplexity vs wall time"
 		p.X.Label.Text = "wall seconds"

@@ -207,3 +207,18 @@ func TestReportPlotLayout(t *testing.T) {
 		}
 	}
 }
+
+// Counts on an axis: a k or M suffix past a thousand, four significant
+// digits.
+func TestCountLabel(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"}, {800, "800"}, {1500, "1.5k"}, {5e5, "500k"}, {2.5e6, "2.5M"}, {4e6, "4M"}, {1234567, "1.235M"},
+	} {
+		if got := countLabel(tc.v); got != tc.want {
+			t.Errorf("countLabel(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -328,6 +328,33 @@ func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// countTicks are gonum's default ticks labelled as counts: 2.5M for
+// 2,500,000, 500k for 500,000 and the number itself below 1000 (gonum's
+// own labels read 2500000.00 when the ticks fall between its powers of
+// ten).
+type countTicks struct{}
+
+func (countTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = countLabel(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+// countLabel writes v with a k or M suffix, to four significant digits.
+func countLabel(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+	case a >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
 // logTicks labels 1, 2, 3, 5 times each power of ten within the range.
 type logTicks struct{}
 
