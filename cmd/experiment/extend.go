@@ -43,6 +43,18 @@ func (o *options) parseExtends() error {
 	return nil
 }
 
+// extensionPairs lists every registered extension as scheme:method, for
+// --extend's usage: "rope:pi, rope:ntk, ..., alibi:interp".
+func extensionPairs() string {
+	var pairs []string
+	for _, scheme := range model.Schemes() {
+		for _, method := range position.ExtensionsFor(scheme) {
+			pairs = append(pairs, scheme+":"+method)
+		}
+	}
+	return strings.Join(pairs, ", ")
+}
+
 // extensionFile is the file in a run's directory that keeps its
 // evaluations under an extension.
 func extensionFile(method string) string { return "eval-" + method + ".json" }

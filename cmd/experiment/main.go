@@ -92,7 +92,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var o options
 	flags.StringVar(&o.configList, "config", "configs/tiny.yaml", "run config (YAML) shared by every run; several, comma-separated, make a grid of configs x schemes x seeds, with runs in <out>/<config name>/")
 	flags.StringVar(&o.gridPath, "grid", "", "experiment file (YAML): a list of runs:, each a config: with its own pos: list, for a grid that is not every scheme on every config (instead of --config and --pos)")
-	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and"))
+	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and")+"; a scheme followed by +"+model.LogitScaleLogLength+" (alibi+"+model.LogitScaleLogLength+") also scales its attention logits by log-length")
 	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos>, or <out>/<pos>-seed<S> for a seed other than the config's")
 	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length (fractions too: 1.125 is L + L/8, rounded to a whole token)")
 	flags.StringVar(&o.seedList, "seeds", "", "comma-separated seeds: train every scheme once per seed (default: the config's seed)")
@@ -102,7 +102,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&o.strideList, "strides", "1", "comma-separated strides as fractions of each evaluation length: 1 (non-overlapping windows), 1/k (length/k tokens) or 1tok (one token: every scored token is predicted from the length tokens before it); bound the sliding ones with --max-tokens")
 	flags.BoolVar(&o.attention, "attention-stats", false, "also measure, per layer and head at every length, the mean attended distance, the entropy and the share of attention past the training length L")
 	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
-	flags.StringVar(&o.extendList, "extend", "", "comma-separated scheme:method pairs (rope:pi, rope:ntk, rope:yarn, alibi:interp): also evaluate every run of the scheme with the evaluation-time extension, the factor each length over L, as a column of its own")
+	flags.StringVar(&o.extendList, "extend", "", "comma-separated scheme:method pairs ("+extensionPairs()+"): also evaluate every run of the scheme with the evaluation-time extension, the factor each length over L, as a column of its own")
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")

@@ -180,6 +180,13 @@ func TestExperimentBadInput(t *testing.T) {
 	if code := command([]string{"--help"}, &o, &e); code != 0 || !strings.HasPrefix(e.String(), "experiment: train one model per position scheme") {
 		t.Errorf("--help: exit %d, %q", code, e.String())
 	}
+	// The usage names every extension --extend accepts, and the
+	// +log-length labels --pos accepts.
+	for _, want := range []string{"rope:pi", "rope:ntk", "rope:dynamic-ntk", "rope:yarn", "alibi:interp", "alibi+log-length"} {
+		if !strings.Contains(e.String(), want) {
+			t.Errorf("--help does not name %s", want)
+		}
+	}
 }
 
 // Three shards trained by three processes at once, each its own share of a
