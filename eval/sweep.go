@@ -177,7 +177,7 @@ func (r Report) sweepPlot(legend bool) (*plot.Plot, error) {
 // the panel's legend.
 func (r Report) slidingPositionPlot(legend bool) (*plot.Plot, error) {
 	p := positionPanel()
-	p.Title.Text = "Loss by position (longest length): non-overlapping (solid), longest sliding stride (dashed)"
+	p.Title.Text = "Loss by position at the longest length (dashed: longest sliding stride)"
 	drawn := false
 	for i, run := range r.Runs {
 		var plain, sliding *Result
