@@ -47,8 +47,9 @@ func (c Comparison) Plot(path string) error {
 // legend, so that one legend panel lists them instead.
 func (c Comparison) sharedLegend() bool { return len(c.Schemes) > legendInPanels }
 
-// legendPanel is the legend of the schemes alone (legendPanel), with
-// their numbers of seeds.
+// legendPanel is the panel that names the schemes, with their numbers of
+// seeds, for a plot whose panels leave them out (the package's
+// legendPanel).
 func (c Comparison) legendPanel() (*plot.Plot, error) {
 	var labels []string
 	for _, s := range c.Schemes {
