@@ -75,17 +75,8 @@ func TestComparisonPlotLayout(t *testing.T) {
 		if err := c.Plot(path); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := png.DecodeConfig(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.Width != tc.width || cfg.Height != tc.height {
-			t.Errorf("%d schemes: %dx%d, want %dx%d", tc.schemes, cfg.Width, cfg.Height, tc.width, tc.height)
+		if w, h := pngSize(t, path); w != tc.width || h != tc.height {
+			t.Errorf("%d schemes: %dx%d, want %dx%d", tc.schemes, w, h, tc.width, tc.height)
 		}
 	}
 }
@@ -111,6 +102,14 @@ func TestGridPlotSharedLegend(t *testing.T) {
 	if err := c.Plot(path); err != nil {
 		t.Fatal(err)
 	}
+	if w, h := pngSize(t, path); w != 1216 || h != 3*528 {
+		t.Errorf("%dx%d, want 1216x1584", w, h)
+	}
+}
+
+// pngSize is the width and height of the PNG file at path.
+func pngSize(t *testing.T, path string) (width, height int) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +119,7 @@ func TestGridPlotSharedLegend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Width != 1216 || cfg.Height != 3*528 {
-		t.Errorf("%dx%d, want 1216x1584", cfg.Width, cfg.Height)
-	}
+	return cfg.Width, cfg.Height
 }
 
 // The context lenses share one legend panel when they list the same runs
@@ -193,17 +190,8 @@ func TestReportPlotLayout(t *testing.T) {
 		if err := r.Plot(path); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := png.DecodeConfig(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cfg.Width != tc.width || cfg.Height != 528 {
-			t.Errorf("%d runs: %dx%d, want %dx528", tc.runs, cfg.Width, cfg.Height, tc.width)
+		if w, h := pngSize(t, path); w != tc.width || h != 528 {
+			t.Errorf("%d runs: %dx%d, want %dx528", tc.runs, w, h, tc.width)
 		}
 	}
 }

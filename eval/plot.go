@@ -147,14 +147,9 @@ func (r Report) pplPlot(legend bool) (*plot.Plot, error) {
 			continue
 		}
 		marked[run.TrainLen] = true
-		l, err := plotter.NewLine(plotter.XYs{{X: float64(run.TrainLen), Y: minY * 0.9}, {X: float64(run.TrainLen), Y: maxY * 1.1}})
-		if err != nil {
+		if err := markTrainLen(p, run.TrainLen, minY*0.9, maxY*1.1); err != nil {
 			return nil, err
 		}
-		l.Color = color.Gray{Y: 100}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("training length %d", run.TrainLen), l)
 	}
 	return p, nil
 }
