@@ -1,6 +1,3 @@
-// Package train runs training: the loop, the AdamW optimizer with global-norm
-// clipping, the warm-up and cosine schedule, periodic validation, progress,
-// metrics and checkpoints that let a run resume exactly.
 package train
 
 import (
