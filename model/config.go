@@ -1,16 +1,3 @@
-// Package model assembles the decoder-only language model from layers: its
-// configuration, its weights (which live outside any graph, so one set serves
-// graphs of every length), the graphs themselves and checkpoints.
-//
-// # Using a trained model
-//
-// LoadCheckpoint reads a checkpoint file (LatestCheckpoint, the newest of a
-// run directory) and Checkpoint.Model makes the model. Tokens are bytes.
-// Generate continues prompts (greedily with Greedy). To score a
-// text, eval.Perplexity gives its mean negative log-likelihood and
-// perplexity; for the loss of one batch of ids and targets, build a graph
-// with NewGraph (without gradients, to evaluate), Execute it and read
-// Graph.LossValue and Graph.LogitsData.
 package model
 
 import (
