@@ -18,7 +18,8 @@ const (
 )
 
 // mayChangeOnResume are the config keys a resumed run may change: where the
-// run lives, how long it trains (see the README on the schedule), and
+// run lives, how long it trains (the schedule is then recomputed over the
+// new total: the package documentation's "Resuming" section), and
 // bookkeeping that does not touch the weights. Every other key must match the
 // checkpoint's.
 var mayChangeOnResume = map[string]bool{

@@ -95,10 +95,11 @@ const warmSteps = 5
 // directory that already holds checkpoints or a summary ([ErrRunExists]). A
 // resumed run continues from the newest checkpoint that loads cleanly, after
 // checking that the config and the corpus are the ones it was trained with
-// (only the keys of the README's resume table may change; [RunConfig] reads
-// the run's own config); if it already reached cfg.Train.Steps and wrote its
-// summary, Train returns [ErrFinished], and if it went past
-// cfg.Train.Steps without finishing, [ErrPastSteps]; either changes nothing.
+// (only the keys that the package documentation's "Resuming" section names
+// may change; [RunConfig] reads the run's own config); if it already reached
+// cfg.Train.Steps and wrote its summary, Train returns [ErrFinished], and if
+// it went past cfg.Train.Steps without finishing, [ErrPastSteps]; either
+// changes nothing.
 func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
