@@ -79,7 +79,7 @@ func Lookup(name string) (Scheme, error) {
 }
 
 // Names returns the registered schemes' names, the built-in ones
-// first (alibi, sinusoidal, none, rope, t5, kerple, fire), then the others
+// first (alibi, sinusoidal, none, rope, t5, kerple, fire, fox), then the others
 // in the order of registration.
 func Names() []string {
 	schemes.mu.RLock()

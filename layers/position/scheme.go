@@ -8,7 +8,7 @@ import (
 
 // Scheme is a position scheme as a model uses it: everything the
 // model, training, evaluation and the commands ask of one. The built-in
-// schemes (alibi, sinusoidal, none, rope, t5, kerple, fire) are registered
+// schemes (the list in registry.go) are registered
 // by name (see Lookup); another package adds one with Register.
 //
 // A scheme enters the model in any of three ways, each a question below: a
