@@ -452,8 +452,12 @@ func CheckArgs(flags []Flag, c DocCommand) error {
 				unknown = append(unknown, "--"+m[1])
 			}
 		}
-		if len(unknown) > 0 {
-			return fmt.Errorf("%s: not flags of cmd/%s", strings.Join(unknown, ", "), c.Name)
+		switch len(unknown) {
+		case 0:
+		case 1:
+			return fmt.Errorf("%s is not a flag of cmd/%s", unknown[0], c.Name)
+		default:
+			return fmt.Errorf("%s are not flags of cmd/%s", strings.Join(unknown, ", "), c.Name)
 		}
 		return nil
 	}
