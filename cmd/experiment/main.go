@@ -1,15 +1,3 @@
-// Command experiment runs an extrapolation comparison: it trains one model
-// per position scheme and seed from one config (same data and budget),
-// evaluates each at multiples of the training length, and writes
-// report.md, report.json and report.png. Given several configs (--config
-// a.yaml,b.yaml, or an experiment file, --grid), it runs the grid of
-// configs x schemes x seeds and reports each scheme by training length:
-// the training-length sweep and the cost comparisons. Finished runs and evaluations are
-// reused, and partial runs resumed, so the command can be interrupted and
-// run again; --shard splits the runs between independent jobs, and
-// --report-only builds the report from what they finished.
-//
-//	go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoidal,none --out runs/compare
 package main
 
 import (

@@ -1,7 +1,3 @@
-// Command generate continues a prompt with a trained model, using a
-// key/value cache, and streams the new bytes to stdout.
-//
-//	go run ./cmd/generate --prompt "Light is"
 package main
 
 import (

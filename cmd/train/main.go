@@ -1,7 +1,3 @@
-// Command train trains a model from a YAML config and writes its run
-// directory: config.yaml, checkpoints/, metrics.jsonl and summary.json.
-//
-//	go run ./cmd/train --config configs/tiny.yaml
 package main
 
 import (
