@@ -1,7 +1,3 @@
-// Command eval reports the perplexity of trained runs at several window
-// lengths: by default 1x, 2x and 4x each run's training length, plus --len.
-//
-//	go run ./cmd/eval --len 2048
 package main
 
 import (
