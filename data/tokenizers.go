@@ -51,7 +51,9 @@ var (
 func (ByteTokenizer) Kind() string { return ByteTokenizerName }
 
 // String is "bytes (256 tokens)".
-func (ByteTokenizer) String() string { return fmt.Sprintf("%s (%d tokens)", ByteTokenizerName, VocabSize) }
+func (ByteTokenizer) String() string {
+	return fmt.Sprintf("%s (%d tokens)", ByteTokenizerName, VocabSize)
+}
 
 // Encode returns one id per byte, its value.
 func (ByteTokenizer) Encode(text []byte) []uint32 {
