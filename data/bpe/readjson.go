@@ -27,7 +27,8 @@ type fileJSON struct {
 	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
 	PostProcessor json.RawMessage `json:"post_processor"`
 	Decoder       json.RawMessage `json:"decoder"`
-	Model         *modelJSON      `json:"model"`
+	RawModel      json.RawMessage `json:"model"`
+	Model         *modelJSON      `json:"-"`
 }
 
 type addedJSON struct {
@@ -41,7 +42,6 @@ type addedJSON struct {
 }
 
 type modelJSON struct {
-	Type                    string            `json:"type"`
 	Dropout                 *float64          `json:"dropout"`
 	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
@@ -109,8 +109,21 @@ func ReadJSON(r io.Reader) (*Tokenizer, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, fmt.Errorf("not a tokenizer.json: %v", err)
 	}
-	if f.Model == nil {
+	if isNull(f.RawModel) {
 		return nil, errors.New("not a tokenizer.json: no model")
+	}
+	var kind struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(f.RawModel, &kind); err != nil {
+		return nil, fmt.Errorf("not a tokenizer.json: model: %v", err)
+	}
+	if kind.Type != "BPE" { // other models' vocabularies do not even parse as BPE's
+		return nil, fmt.Errorf("model type %q is not supported: only byte-level BPE is (not Unigram, WordPiece or WordLevel)", kind.Type)
+	}
+	f.Model = new(modelJSON)
+	if err := json.Unmarshal(f.RawModel, f.Model); err != nil {
+		return nil, fmt.Errorf("model: %v", err)
 	}
 	if err := checkFile(&f); err != nil {
 		return nil, err
@@ -127,8 +140,6 @@ func ReadJSON(r io.Reader) (*Tokenizer, error) {
 func checkFile(f *fileJSON) error {
 	m := f.Model
 	switch {
-	case m.Type != "BPE":
-		return fmt.Errorf("model type %q is not supported: only byte-level BPE is (not Unigram, WordPiece or WordLevel)", m.Type)
 	case m.Dropout != nil && *m.Dropout != 0:
 		return fmt.Errorf("model dropout %v is not supported: it makes encoding random", *m.Dropout)
 	case m.ByteFallback:
