@@ -32,7 +32,8 @@ const noMerge = math.MaxUint32
 func (t *Tokenizer) Encode(text []byte) []uint32 {
 	units := t.units(text)
 	if len(text) < parallelMin || len(units) == 1 || runtime.GOMAXPROCS(0) == 1 {
-		e := newEncoder(t)
+		e := t.encoder()
+		defer t.encoders.Put(e)
 		out := make([]uint32, 0, len(text)/3+16)
 		for _, u := range units {
 			out = e.unit(text, u, out)
@@ -46,7 +47,8 @@ func (t *Tokenizer) Encode(text []byte) []uint32 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := newEncoder(t)
+			e := t.encoder()
+			defer t.encoders.Put(e)
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(units) {
@@ -114,7 +116,9 @@ func safeCut(text []byte, from int) int {
 	return -1
 }
 
-// encoder holds what one goroutine's encoding reuses.
+// encoder holds what one goroutine's encoding reuses: its cache of pieces'
+// ids (which only ever holds what merging gives, so it changes no result)
+// and its buffers.
 type encoder struct {
 	t     *Tokenizer
 	cache map[string][]uint32
@@ -126,6 +130,14 @@ type encoder struct {
 
 func newEncoder(t *Tokenizer) *encoder {
 	return &encoder{t: t, cache: make(map[string][]uint32)}
+}
+
+// encoder takes an encoder from the pool, or makes one.
+func (t *Tokenizer) encoder() *encoder {
+	if e, ok := t.encoders.Get().(*encoder); ok {
+		return e
+	}
+	return newEncoder(t)
 }
 
 // unit appends the ids of text[u.start:u.end] to out.

@@ -12,7 +12,7 @@ import (
 )
 
 // maxID bounds the ids a tokenizer.json may use.
-const maxID = 1 << 24
+const maxID = 1 << 22
 
 // bl is the byte-level mapping (an immutable table).
 var bl = newByteLevel()

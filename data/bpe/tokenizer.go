@@ -14,6 +14,7 @@ package bpe
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Merge is one merge rule: the adjacent tokens Left and Right become Result.
@@ -47,6 +48,7 @@ type Tokenizer struct {
 	addedFirst   *trie // the added tokens that are not normalized, matched first
 	addedThen    *trie // the normalized ones, matched in the text between
 	hash         string
+	encoders     sync.Pool // of *encoder, whose caches outlive one Encode
 }
 
 // merge is a pair's rank and the token it makes.
