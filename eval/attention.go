@@ -66,6 +66,11 @@ func AttentionStats(m *model.Model, tokens []byte, o Options) (AttentionResult, 
 	if err != nil {
 		return AttentionResult{}, fmt.Errorf("eval: %w", err)
 	}
+	restore, err := rowFactor(m, o.Len)
+	if err != nil {
+		return AttentionResult{}, err
+	}
+	defer restore()
 	cfg := m.Config
 	start := time.Now()
 	res := AttentionResult{Len: o.Len, TrainLen: cfg.TrainLen, Windows: len(ws)}

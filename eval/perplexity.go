@@ -22,6 +22,7 @@ import (
 
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -80,6 +81,9 @@ type Result struct {
 // window) with m. Every predictable token is
 // scored exactly once. With the non-overlapping protocol, a tail shorter than
 // one window is scored as one shorter window at its own length, and counted.
+// An extension whose factor follows the length (model.Model.Extend with
+// factor 0) scores every window at the factor of o.Len: o.Len over the
+// training length, at least 1, the shorter tail too.
 // A length whose one window does not fit in the tokens is refused with a
 // *LengthError (CheckLength), and one whose estimate does not fit in
 // o.MemoryLimit with a *MemoryError (CheckMemory), before anything is
@@ -101,8 +105,12 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	if o.BatchTokens < 1 {
 		o.BatchTokens = defaultBatchTokens
 	}
+	restore, err := rowFactor(m, o.Len)
+	if err != nil {
+		return Result{}, err
+	}
+	defer restore()
 	var ws []data.Window
-	var err error
 	res := Result{Len: o.Len, Protocol: NonOverlap, Stride: o.Stride}
 	if o.Stride > 0 {
 		res.Protocol = Sliding
@@ -154,6 +162,26 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// rowFactor fixes the factor of m's extension, when it follows each
+// graph's length (model.Model.Extend's factor 0, not a dynamic extension),
+// at the factor of a row of windows of the given length: the length over
+// the training length, at least 1. Every window of the row, the shorter
+// last one included, is then scored at the factor the row's label implies,
+// not at its own. It returns the function that puts back factor 0.
+func rowFactor(m *model.Model, length int) (restore func(), err error) {
+	e, f := m.Extension()
+	if e == nil || f != 0 {
+		return func() {}, nil
+	}
+	if _, dynamic := e.(position.DynamicExtension); dynamic {
+		return func() {}, nil
+	}
+	if err := m.Extend(e.Name(), max(1, float64(length)/float64(m.Config.TrainLen))); err != nil {
+		return nil, err
+	}
+	return func() { m.Extend(e.Name(), 0) }, nil
 }
 
 // tally accumulates the scored tokens' losses, by position in the window.
