@@ -55,3 +55,8 @@ func yamlSyntaxError(b []byte, err error) error {
 	}
 	return errors.New(msg)
 }
+
+// YAMLSyntaxError rewrites err, the error yaml.v3 gave for the document b,
+// as one line naming the line of the problem, as config errors do: for other
+// YAML files of the project (cmd/experiment's --grid).
+func YAMLSyntaxError(b []byte, err error) error { return yamlSyntaxError(b, err) }

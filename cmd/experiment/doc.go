@@ -56,6 +56,9 @@
 //		  - config: configs/small.yaml
 //		    pos: alibi, sinusoidal
 //
+//		A mistake in it is one line naming its line, as in a config
+//		file: line 3: unknown key "poss".
+//
 //	--pos SCHEME,...
 //		The position schemes to compare, comma-separated: alibi,
 //		sinusoidal, none, rope, t5, kerple, fire, fox or a registered

@@ -169,13 +169,24 @@ func TestExperimentGridBadInput(t *testing.T) {
 	empty := write("empty.yaml", "# nothing\n")
 	noPos := write("nopos.yaml", "runs:\n  - config: "+short+"\n")
 	good := write("good.yaml", "runs:\n  - config: "+short+"\n    pos: alibi\n")
+	twice := write("twice.yaml", "runs:\n  - config: "+short+"\n    pos: alibi\n    pos: rope\n")
+	listPos := write("list.yaml", "runs:\n  - config: "+short+"\n    pos: [alibi, rope]\n")
+	notList := write("notlist.yaml", "runs: "+short+"\n")
+	topTypo := write("toptypo.yaml", "run:\n  - config: "+short+"\n    pos: alibi\n")
+	tab := write("tab.yaml", "runs:\n\t- config: "+short+"\n")
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--grid", unknown}, "field schemes not found"},
+		// Errors in the config files' form: the line, and the key.
+		{[]string{"--grid", unknown}, "unknown.yaml: line 3: unknown key \"schemes\""},
+		{[]string{"--grid", twice}, "twice.yaml: line 4: key \"pos\" appears twice"},
+		{[]string{"--grid", listPos}, "list.yaml: line 3: pos of run 1 must be a string, such as alibi,sinusoidal"},
+		{[]string{"--grid", notList}, "notlist.yaml: line 1: runs must be a list of config: and pos: entries"},
+		{[]string{"--grid", topTypo}, "toptypo.yaml: line 1: unknown key \"run\""},
+		{[]string{"--grid", tab}, "tab.yaml: yaml: line 2: found character that cannot start any token"},
 		{[]string{"--grid", empty}, "no runs"},
-		{[]string{"--grid", noPos}, "run 1 needs both a config and a pos entry"},
+		{[]string{"--grid", noPos}, "nopos.yaml: line 2: run 1 needs both a config and a pos entry"},
 		{[]string{"--grid", filepath.Join(dir, "absent.yaml")}, "--grid: open"},
 		{[]string{"--grid", good, "--pos", "alibi"}, "give it without --config and --pos"},
 		{[]string{"--config", short + "," + short}, `are both named "micro-8"`},

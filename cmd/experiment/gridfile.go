@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,45 +20,102 @@ type entry struct {
 	schemes []string // --pos labels: alibi, alibi+log-length, ...
 }
 
-// gridFile is an experiment file (--grid): the configs of a grid, each
-// with its own schemes, for grids that are not every scheme on every
-// config (ALiBi at L = 256 beside sinusoidal at 512, say).
+// readGridFile reads an experiment file (--grid): the configs of a grid,
+// each with its own schemes, for grids that are not every scheme on every
+// config (ALiBi at L = 256 beside sinusoidal at 512, say). It returns the
+// configs and their schemes in order.
 //
 //	runs:
 //	  - config: configs/small-256.yaml
 //	    pos: alibi
 //	  - config: configs/small.yaml
 //	    pos: alibi,sinusoidal
-type gridFile struct {
-	Runs []struct {
-		Config string `yaml:"config"`
-		Pos    string `yaml:"pos"`
-	} `yaml:"runs"`
-}
-
-// readGridFile reads an experiment file's configs and schemes, in order.
+//
+// Errors are one line in the form of the config files' (train.ParseConfig),
+// with the line: an unknown key, a key twice, a value of the wrong kind.
 func readGridFile(path string) (configs, schemes []string, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--grid: %w", err)
 	}
-	var g gridFile
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&g); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, fmt.Errorf("--grid %s: %s", path, strings.ReplaceAll(err.Error(), "\n", "; "))
-	}
-	if len(g.Runs) == 0 {
-		return nil, nil, fmt.Errorf("--grid %s: no runs (a list of config: and pos: entries)", path)
-	}
-	for i, r := range g.Runs {
-		if r.Config == "" || r.Pos == "" {
-			return nil, nil, fmt.Errorf("--grid %s: run %d needs both a config and a pos entry", path, i+1)
-		}
-		configs = append(configs, r.Config)
-		schemes = append(schemes, r.Pos)
+	if configs, schemes, err = parseGridFile(b); err != nil {
+		return nil, nil, fmt.Errorf("--grid %s: %w", path, err)
 	}
 	return configs, schemes, nil
+}
+
+// parseGridFile parses an experiment file's text (see readGridFile).
+func parseGridFile(b []byte) (configs, schemes []string, err error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, nil, train.YAMLSyntaxError(b, err)
+	}
+	noRuns := errors.New("no runs (a list of config: and pos: entries)")
+	if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+		return nil, nil, noRuns
+	}
+	top, err := gridKeys(doc.Content[0], "the experiment file", "runs")
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := top["runs"]
+	if runs == nil || runs.Tag == "!!null" {
+		return nil, nil, noRuns
+	}
+	if runs.Kind != yaml.SequenceNode {
+		return nil, nil, fmt.Errorf("line %d: runs must be a list of config: and pos: entries", runs.Line)
+	}
+	if len(runs.Content) == 0 {
+		return nil, nil, noRuns
+	}
+	for i, n := range runs.Content {
+		what := fmt.Sprintf("run %d", i+1)
+		keys, err := gridKeys(n, what, "config", "pos")
+		if err != nil {
+			return nil, nil, err
+		}
+		var v [2]string
+		for j, key := range []string{"config", "pos"} {
+			val := keys[key]
+			if val == nil {
+				return nil, nil, fmt.Errorf("line %d: %s needs both a config and a pos entry", n.Line, what)
+			}
+			if val.Kind != yaml.ScalarNode || val.Tag == "!!null" || val.Value == "" {
+				return nil, nil, fmt.Errorf("line %d: %s of %s must be a string, such as %s", val.Line, key, what, map[string]string{
+					"config": "configs/tiny.yaml", "pos": "alibi,sinusoidal"}[key])
+			}
+			v[j] = val.Value
+		}
+		configs = append(configs, v[0])
+		schemes = append(schemes, v[1])
+	}
+	return configs, schemes, nil
+}
+
+// gridKeys returns the values of mapping n by key, refusing a node that is
+// not a mapping (what names it), a key other than known and a key twice.
+func gridKeys(n *yaml.Node, what string, known ...string) (map[string]*yaml.Node, error) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: %s must be a mapping of %s", n.Line, what, strings.Join(known, ": and ")+":")
+	}
+	keys := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case !slices.Contains(known, k.Value):
+			return nil, fmt.Errorf("line %d: unknown key %q", k.Line, k.Value)
+		case keys[k.Value] != nil:
+			return nil, fmt.Errorf("line %d: key %q appears twice", k.Line, k.Value)
+		}
+		if v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
+		keys[k.Value] = v
+	}
+	return keys, nil
 }
 
 // loadEntries loads each config and checks its schemes: the configs of
