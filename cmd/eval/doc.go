@@ -46,8 +46,9 @@
 //	--precision P
 //		The arithmetic of the linear layers' products: fp32 (the default)
 //		or bf16 (bfloat16 factors, float32 accumulation; the run is then
-//		reported as "<scheme> bf16"). On a CPU without AVX512_BF16 the
-//		products run an emulation, and stderr says so.
+//		reported as "<scheme> bf16"). Where the CPU lacks AVX512_BF16 (or
+//		AVX-512), the products run its arithmetic another way, with the
+//		same results, and stderr says how.
 //	--max-memory SIZE
 //		The memory the command may use, in bytes or with a K, M, G or T
 //		suffix (powers of 1024: 2G, 512M, 2GiB). A length whose estimated

@@ -61,8 +61,9 @@
 //		dynamic-ntk takes none: its factor follows the length.
 //	--precision P
 //		The arithmetic of the linear layers' products: fp32 (the default)
-//		or bf16 (bfloat16 factors, float32 accumulation). On a CPU without
-//		AVX512_BF16 the products run an emulation, and stderr says so.
+//		or bf16 (bfloat16 factors, float32 accumulation). Where the CPU
+//		lacks AVX512_BF16 (or AVX-512), the products run its arithmetic
+//		another way, with the same results, and stderr says how.
 //	--json FILE
 //		Also write each prompt's numbers and text to this JSON file.
 //
