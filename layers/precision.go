@@ -57,7 +57,9 @@ func (p Precision) valid() error {
 // BF16Path names the way BF16 products run on this CPU and build:
 // "avx512_bf16" (AVX512_BF16's instructions), "avx512f" (their arithmetic
 // on AVX-512F, for a CPU that has AVX-512 without them, or whose hypervisor
-// hides them), "portable" (Go, many times slower), or "avx512f,
+// hides them), "avx2" (the same arithmetic on AVX2, for a CPU without
+// AVX-512, or with ALIBI_SIMD=avx2), "portable" (Go, many times slower:
+// no AVX2, or ALIBI_SIMD=portable), or "avx512f,
 // avx512_bf16 conversions" (a CPU whose VDPBF16PS measured slower than its
 // emulation: the products run the emulation, the conversions the
 // instructions). All give the same results. On a CPU with AVX512_BF16 the
@@ -87,8 +89,10 @@ func BF16Notice() string {
 		return "on a CPU whose VDPBF16PS measured slower than its emulation on AVX-512F: the products run the emulation, the same results, but no faster than fp32"
 	case "avx512f":
 		return "without AVX512_BF16 on this CPU: the products run its arithmetic on AVX-512F, the same results but slower than fp32"
+	case "avx2":
+		return "without AVX-512 (on this CPU, or with ALIBI_SIMD=avx2): the products run AVX512_BF16's arithmetic on AVX2, the same results, no faster than fp32"
 	}
-	return "without AVX512_BF16 or AVX-512 on this CPU: the products run in portable Go, the same results many times slower"
+	return "without AVX2 (on this CPU or build, or with ALIBI_SIMD=portable): the products run in portable Go, the same results many times slower"
 }
 
 // gemmIn is gemmAll in precision p (float64 products are always exact

@@ -113,7 +113,8 @@ func TestParsePrecision(t *testing.T) {
 
 // BF16Path is the fastest path the CPU and build have (the instructions,
 // or with them the emulated kernel if it measured faster; else the
-// AVX-512F emulation, else Go), BF16Notice speaks when the products do not
+// AVX-512F emulation, else the AVX2 one, else Go; ALIBI_SIMD=avx2 or
+// portable taken into account), BF16Notice speaks when the products do not
 // run on the instructions, and Kernels names the path beside the float32
 // one.
 func TestBF16Path(t *testing.T) {
@@ -126,6 +127,8 @@ func TestBF16Path(t *testing.T) {
 		}
 	case simd.BF16Emulated():
 		want = "avx512f"
+	case simd.Best() >= simd.AVX2:
+		want = "avx2"
 	}
 	if got := BF16Path(); got != want {
 		t.Errorf("BF16Path() = %q on a CPU whose best is %q", got, want)

@@ -16,26 +16,29 @@
 // Gemm computes C = alpha*Â*B̂ + beta*C with Â and B̂ the elementwise Round
 // of op(A) and op(B). Each element of C is accumulated in float32 over k in
 // blocks of at most KC steps, pairs of steps at a time, as one VDPBF16PS
-// lane does: acc += â(2p+1)·b̂(2p+1), rounded, then acc += â(2p)·b̂(2p),
-// rounded (round to nearest even, a denormal result flushed to zero); an
-// odd k is padded with a zero step. A block's sum s then goes into C as
-// alpha*s + beta*C with each product and the sum rounded (beta is 1 after
-// the first block; C is not read when beta is 0).
+// lane does: acc += â(2p+1)·b̂(2p+1), then acc += â(2p)·b̂(2p), each
+// product exact and each sum rounded once to nearest even, a sum below
+// 2^-126 after that rounding flushed to zero (see madd); an odd k is padded
+// with a zero step. A block's sum s then goes into C as alpha*s + beta*C
+// with each product and the sum rounded (beta is 1 after the first block;
+// C is not read when beta is 0).
 //
 // # Paths
 //
-// Three paths follow exactly these steps: AVX512_BF16's instructions
+// Four paths follow exactly these steps: AVX512_BF16's instructions
 // (kernel_amd64.s, see simd.BF16); their arithmetic on AVX-512F alone
 // (emulated_amd64.s, for a CPU without them: each pair split into two
-// float32, a fused multiply-add each, under flush-to-zero); and portable
-// Go. They give the same bits (the tests check each assembly path against
-// the portable one), except which NaN a NaN result is: its sign and
-// payload follow each path's order of operands. The conversions and the
-// products' kernel choose their paths apart: a CPU can have the
-// instructions and run VDPBF16PS slower than its emulation (an Intel Xeon
-// of the Emerald Rapids generation retires one every two cycles), so where
-// the instructions exist, the first product times both kernels and keeps
-// the faster. Path names what runs.
+// float32, a fused multiply-add each, under flush-to-zero); the same
+// arithmetic on AVX2 with FMA (avx2_amd64.s, for a CPU without AVX-512,
+// or when ALIBI_SIMD=avx2 asks for it); and portable Go. They give the
+// same bits (the tests check each assembly path against the portable
+// one), except which NaN a NaN result is: its sign and payload follow
+// each path's order of operands. The conversions and the products' kernel
+// choose their paths apart: a CPU can have the instructions and run
+// VDPBF16PS slower than its emulation (an Intel Xeon of the Emerald
+// Rapids generation retires one every two cycles), so where the
+// instructions exist, the first product times both kernels and keeps the
+// faster. Path names what runs.
 //
 // # Error
 //
@@ -68,20 +71,33 @@ func Round(x float32) uint16 {
 func Float32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // dot2 is one VDPBF16PS lane: acc plus the products of the pairs a and b,
-// the odd halves first, each addition rounded to float32 with a denormal
-// result flushed to zero. The float64 products of bfloat16 values are exact
-// and so is their float64 sum with acc up to the one rounding that matters:
-// a bfloat16 product spans at most 16 bits, too few for the float64
-// rounding to land on a float32 tie that the exact sum is not on.
+// the odd halves first, each added as madd adds it.
 func dot2(acc float32, a, b uint32) float32 {
-	acc = ftz(float32(float64(acc) + float64(Float32(uint16(a>>16)))*float64(Float32(uint16(b>>16)))))
-	return ftz(float32(float64(acc) + float64(Float32(uint16(a)))*float64(Float32(uint16(b)))))
+	acc = madd(acc, Float32(uint16(a>>16)), Float32(uint16(b>>16)))
+	return madd(acc, Float32(uint16(a)), Float32(uint16(b)))
 }
 
-// ftz flushes a denormal to a zero of its sign.
-func ftz(x float32) float32 {
-	if b := math.Float32bits(x); b&0x7f800000 == 0 {
-		return math.Float32frombits(b & 0x80000000)
+// madd is acc + x·y for bfloat16 values x and y, as a fused multiply-add
+// under x86's flush-to-zero gives it: the exact sum rounded once to
+// float32, to nearest even, and a zero of its sign where the sum is tiny.
+// x86 detects tininess after rounding: a sum is tiny when, rounded to
+// float32's 24 significant bits as if the exponent had no lower bound, it
+// is below 2^-126. So a sum in [2^-126 - 2^-151, 2^-126) rounds up to
+// 2^-126 (the midpoint below it goes to the even 2^-126) and one just
+// below becomes zero, where rounding to float32's denormals first would
+// keep 2^-126 down to 2^-126 - 2^-150 (VDPBF16PS on Zen 4 gives 2^-126
+// and zero there, as the fused multiply-add does; TestTinyAfterRounding).
+// The float64 product of two bfloat16 numbers is exact, and so is the
+// float64 sum up to the one rounding that matters: a bfloat16 product
+// spans at most 16 bits, too few for the float64 rounding to land on a
+// float32 boundary or tie that the exact sum is not on.
+func madd(acc, x, y float32) float32 {
+	s := float64(acc) + float64(x)*float64(y)
+	switch m := math.Abs(s); {
+	case m >= 0x1p-126 || m != m: // normal, infinite or NaN
+		return float32(s)
+	case m >= 0x1p-126-0x1p-151:
+		return float32(math.Copysign(0x1p-126, s))
 	}
-	return x
+	return float32(math.Copysign(0, s))
 }

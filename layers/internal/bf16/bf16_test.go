@@ -153,10 +153,15 @@ func runWith(s shape, seed uint64, threads int, in inputs) (a, b, c0, c []float3
 	return a, b, c0, c
 }
 
-// asmPaths lists the assembly paths this CPU and build run: the AVX-512F
-// emulation, and AVX512_BF16's instructions where the CPU has them.
+// asmPaths lists the assembly paths this CPU and build run: the AVX2
+// emulation (on any CPU with AVX2, so that a CPU with AVX-512 tests it
+// too), the AVX-512F emulation, and AVX512_BF16's instructions where the
+// CPU has them.
 func asmPaths() []kpath {
 	var ps []kpath
+	if simd.AVX2.Supported() {
+		ps = append(ps, avx2)
+	}
 	if simd.BF16Emulated() {
 		ps = append(ps, emulated)
 	}
@@ -191,7 +196,7 @@ func asmPathPairs() []pathPair {
 	for _, p := range asmPaths() {
 		ps = append(ps, pathPair{p, p})
 	}
-	if len(ps) == 2 {
+	if simd.BF16() && simd.BF16Emulated() {
 		ps = append(ps, pathPair{native, emulated})
 	}
 	return ps
@@ -204,16 +209,16 @@ func asmPathPairs() []pathPair {
 func TestAssemblyBitsEqualPortable(t *testing.T) {
 	ps := asmPathPairs()
 	if len(ps) == 0 {
-		t.Skip("no AVX-512 on this machine or build")
+		t.Skip("no AVX2 on this machine or build")
 	}
-	for _, p := range ps {
-		for i, s := range shapes() {
-			for _, in := range edgeInputs {
+	for i, s := range shapes() {
+		for _, in := range edgeInputs {
+			restore := usePath(portable)
+			_, _, _, ref := runWith(s, uint64(i), 1, in)
+			restore()
+			for _, p := range ps {
 				restore := usePaths(p.conv, p.kern)
 				_, _, _, asm := runWith(s, uint64(i), 1, in)
-				restore()
-				restore = usePath(portable)
-				_, _, _, ref := runWith(s, uint64(i), 1, in)
 				restore()
 				for j := range asm {
 					if !sameBits(asm[j], ref[j]) {
@@ -268,8 +273,8 @@ func TestEdgeInputsReachTheEdges(t *testing.T) {
 
 // splitAsm gives splitGo's floats.
 func TestSplit(t *testing.T) {
-	if !simd.BF16Emulated() {
-		t.Skip("no AVX-512 on this machine or build")
+	if !simd.AVX2.Supported() {
+		t.Skip("no AVX2 on this machine or build")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, width := range []int{MR, NR} {
@@ -467,6 +472,45 @@ func TestRoundSlice(t *testing.T) {
 			for i, x := range src {
 				if dst[i] != Round(x) {
 					t.Fatalf("%v, n %d: RoundSlice of %#08x gives %#04x, Round %#04x", p, n, math.Float32bits(x), dst[i], Round(x))
+				}
+			}
+		}
+	}
+}
+
+// A sum just below the smallest normal number, 2^-126, becomes 2^-126 or
+// zero as x86's flush-to-zero decides after rounding (madd), on every
+// path: 2^-126 when the sum rounded to 24 significant bits is 2^-126 (a
+// deficit up to half of 2^-150, the tie going to the even 2^-126), zero
+// below. VDPBF16PS on Zen 4 gives these values; a flush decided on the
+// sum rounded to float32's denormals would keep 2^-126 for deficits up to
+// 2^-150.
+func TestTinyAfterRounding(t *testing.T) {
+	for _, c := range []struct {
+		deficit float64 // below 2^-126
+		want    float32
+	}{
+		{0x1p-160, 0x1p-126},
+		{0x1p-152, 0x1p-126},
+		{0x1p-151, 0x1p-126}, // the midpoint
+		{0x1.8p-151, 0},
+		{0x1p-150, 0},
+		{0x1.4p-150, 0},
+		{0x1p-149, 0}, // 2^-126 - 2^-149, a denormal float32
+	} {
+		for _, sign := range []float32{1, -1} {
+			// k = 2: the odd step's product 2^-63·2^-63 = 2^-126 first,
+			// then the even step's -deficit·2^75 · 2^-75.
+			a := []float32{sign * float32(-c.deficit*0x1p75), sign * 0x1p-63}
+			b := []float32{0x1p-75, 0x1p-63}
+			want := sign * c.want
+			for _, p := range append([]kpath{portable}, asmPaths()...) {
+				restore := usePath(p)
+				got := []float32{7}
+				Gemm(false, false, 1, 1, 2, 1, a, 2, b, 1, 0, got, 1, 1)
+				restore()
+				if math.Float32bits(got[0]) != math.Float32bits(want) {
+					t.Errorf("%v: %v·(2^-126 - %g·2^-150) gives %v (%#08x), want %v (%#08x)", p, sign, c.deficit*0x1p150, got[0], math.Float32bits(got[0]), want, math.Float32bits(want))
 				}
 			}
 		}

@@ -4,18 +4,19 @@
 #include "tile_amd64.h"
 
 // The AVX512_BF16 instructions' arithmetic on AVX-512F alone (with VL for
-// the 8-float chunks of pairsEmuAsm and splitAsm): for the CPUs that have
-// AVX-512 but not its BF16 extension, or whose hypervisor hides it.
+// the 8-float chunks of pairsEmuAsm): for the CPUs that have AVX-512 but
+// not its BF16 extension, or whose hypervisor hides it.
 //
 // A pair word holds two bfloat16 numbers, and a bfloat16 placed in the top
-// half of a 32-bit lane is that number as a float32. splitAsm turns the
-// packed A words into such floats once per packed block, kernelEmuAsm
-// splits the B words in registers, and it then does with two fused
-// multiply-adds what VDPBF16PS does with one instruction: acc += odd·odd,
-// then acc += even·even. A product of two bfloat16 numbers is exact in
-// float32, so each fused multiply-add rounds once, as the instruction does;
-// MXCSR's flush-to-zero and denormals-are-zero bits, set only around the k
-// loop, give its denormal handling. The conversion to bfloat16
+// half of a 32-bit lane is that number as a float32. splitAsm (in
+// avx2_amd64.s) turns the packed A words into such floats once per packed
+// block, kernelEmuAsm splits the B words in registers, and it then does
+// with two fused multiply-adds what VDPBF16PS does with one instruction:
+// acc += odd·odd, then acc += even·even. A product of two bfloat16 numbers
+// is exact in float32, so each fused multiply-add rounds once, as the
+// instruction does; MXCSR's flush-to-zero and denormals-are-zero bits, set
+// only around the k loop, give its denormal handling (a sum below 2^-126
+// after rounding becomes zero, see madd). The conversion to bfloat16
 // (VCVTNEPS2BF16) is worked out on the integer bits, as Round does.
 
 // Constants of the conversion, one per dword lane: Z24 = 1, Z25 = 0x7fff,
@@ -192,47 +193,6 @@ aloop:
 	JNZ  aloop
 
 adone:
-	VZEROUPPER
-	RET
-
-// func splitAsm(dst *float32, src *uint32, groups, width int)
-//
-// For each of groups groups of width pair words (width a multiple of 8):
-// the width top halves as floats (the odd k steps), then the width bottom
-// halves (the even steps), 8 words at a time.
-TEXT ·splitAsm(SB), NOSPLIT, $0-32
-	MOVQ  dst+0(FP), DI
-	MOVQ  src+8(FP), SI
-	MOVQ  groups+16(FP), CX
-	MOVQ  width+24(FP), R8
-	MOVQ  R8, R9
-	SHLQ  $2, R9 // width in bytes: the even halves' offset
-	SHRQ  $3, R8
-	TESTQ CX, CX
-	JZ    sdone
-	TESTQ R8, R8
-	JZ    sdone
-	MOVL         $0xffff0000, R12
-	VPBROADCASTD R12, Y31
-
-sgroup:
-	MOVQ R8, R10
-
-schunk:
-	VMOVDQU (SI), Y0
-	VPANDD  Y31, Y0, Y1
-	VPSLLD  $16, Y0, Y0
-	VMOVDQU Y1, (DI)
-	VMOVDQU Y0, (DI)(R9*1)
-	ADDQ    $32, SI
-	ADDQ    $32, DI
-	DECQ    R10
-	JNZ     schunk
-	ADDQ    R9, DI // past the group's even halves
-	DECQ    CX
-	JNZ     sgroup
-
-sdone:
 	VZEROUPPER
 	RET
 

@@ -17,11 +17,12 @@ const (
 
 // kpath is a way to run the package's arithmetic: the conversions (the
 // packing and RoundSlice, see path) and the products' kernel (see
-// productsPath) each run on one. All three give the same bits.
+// productsPath) each run on one. All four give the same bits.
 type kpath int
 
 const (
 	portable kpath = iota // kernelGo and Round in Go
+	avx2                  // the instructions' arithmetic on AVX2 with FMA (avx2_amd64.s)
 	emulated              // the instructions' arithmetic on AVX-512F (emulated_amd64.s)
 	native                // AVX512_BF16's VDPBF16PS and VCVTNEPS2BF16 (kernel_amd64.s)
 )
@@ -32,16 +33,24 @@ func (p kpath) String() string {
 		return "avx512_bf16"
 	case emulated:
 		return "avx512f"
+	case avx2:
+		return "avx2"
 	}
 	return "portable"
 }
 
+// splitsA reports whether kernel p reads the A slivers split into floats
+// (split): the emulations do, so as to broadcast each step's float.
+func (p kpath) splitsA() bool { return p == emulated || p == avx2 }
+
 // Path names the way Gemm runs on this CPU and build: "avx512_bf16" (the
 // AVX512_BF16 instructions), "avx512f" (their arithmetic on AVX-512F, for
-// a CPU without them), "portable" (Go, many times slower), or "avx512f,
-// avx512_bf16 conversions" on a CPU that has the instructions but runs
-// VDPBF16PS slower than its emulation (see productsPath): the kernel's
-// path first. All give the same bits.
+// a CPU without them), "avx2" (the same arithmetic on AVX2, for a CPU
+// without AVX-512, or when ALIBI_SIMD=avx2 asks for it), "portable" (Go,
+// many times slower: no AVX2, the purego build tag, or
+// ALIBI_SIMD=portable), or "avx512f, avx512_bf16 conversions" on a CPU
+// that has the instructions but runs VDPBF16PS slower than its emulation
+// (see productsPath): the kernel's path first. All give the same bits.
 func Path() string {
 	p := productsPath()
 	if p == path {
@@ -153,14 +162,14 @@ const (
 
 // rowsOf computes rows [lo, hi) of C (lo a multiple of MR) from the packed
 // op(B): for each block of mc rows and each k block, it packs that part of
-// op(A) (and splits it into floats for the emulated kernel) and runs
+// op(A) (and splits it into floats for the emulated kernels) and runs
 // kernel kern down every column sliver. A bias (nil for none) is added in
 // the first k block's stores, in place of beta*C.
 func rowsOf(kern kpath, transA bool, m, n, k, lo, hi int, alpha float32, a []float32, lda int, bp []uint32, beta float32, bias, c []float32, ldc int) {
 	ap := words.get(mc * KC / 2)
 	defer words.put(ap)
 	var af []float32
-	if kern == emulated {
+	if kern.splitsA() {
 		af = floats.get(mc * KC)
 		defer floats.put(af)
 	}
@@ -389,7 +398,7 @@ func (s *slices[T]) put(b []T) { s.p.Put(&b) }
 var (
 	words     slices[uint32]  // packed A and B
 	converted slices[uint16]  // lines converted to bfloat16
-	floats    slices[float32] // packed words split into floats (emulated kernel)
+	floats    slices[float32] // packed words split into floats (emulated kernels)
 )
 
 // splitGo is splitAsm in Go: for each group of width words of src, the

@@ -24,25 +24,46 @@ func kernelAsm(nsl, kp int, a, b *uint32, c *float32, ldc int, alpha, beta float
 //go:noescape
 func kernelEmuAsm(nsl, kp int, a *float32, b *uint32, c *float32, ldc int, alpha, beta float32, rows int, mask uint32, bias *float32)
 
+// kernelAVX2Asm is kernelEmuAsm on AVX2 for whole tiles: nsl tiles of MR
+// x NR, every row and column stored (kernelAVX2 computes the partial ones
+// through a scratch tile).
+//
+//go:noescape
+func kernelAVX2Asm(nsl, kp int, a *float32, b *uint32, c *float32, ldc int, alpha, beta float32, bias *float32)
+
 // path is the way the conversions run (the packing and RoundSlice), and
 // the products' kernel unless productsPath says otherwise; tests switch it.
 var path = choosePath()
 
-func choosePath() kpath {
+// choosePath is pathFor this CPU, build and ALIBI_SIMD.
+func choosePath() kpath { return pathFor(simd.Best(), simd.BF16(), simd.BF16Emulated()) }
+
+// pathFor is the fastest path for the float32 kernels' path best (the
+// fastest the CPU and build support, or the slower one ALIBI_SIMD names):
+// the instructions where the CPU has AVX512_BF16 (bf16) and best is
+// AVX-512; their emulation on AVX-512F where it has AVX512VL instead (vl);
+// on AVX2 where best is AVX2, or AVX-512 without either; else portable Go.
+func pathFor(best simd.Path, bf16, vl bool) kpath {
 	switch {
-	case simd.BF16():
+	case best == simd.AVX512 && bf16:
 		return native
-	case simd.BF16Emulated():
+	case best == simd.AVX512 && vl:
 		return emulated
+	case best >= simd.AVX2:
+		return avx2
 	}
 	return portable
 }
 
 // kernel runs nsl tiles with kernel kern from packed words a and b, or for
-// the emulated kernel from a's split floats af and b.
+// the emulated kernels from a's split floats af and b.
 func kernel(kern kpath, nsl, kp int, a, b []uint32, af []float32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
 	if kern == portable || kp == 0 {
 		kernelGo(nsl, kp, a, b, c, ldc, alpha, beta, bias, rows, cols)
+		return
+	}
+	if kern == avx2 {
+		kernelAVX2(nsl, kp, af, b, c, ldc, alpha, beta, bias, rows, cols)
 		return
 	}
 	_ = c[(nsl-1)*MR*ldc+(rows-1)*ldc+cols-1]
@@ -59,6 +80,55 @@ func kernel(kern kpath, nsl, kp int, a, b []uint32, af []float32, c []float32, l
 	}
 	_ = a[nsl*kp*MR-1]
 	kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, rows, uint32(1)<<cols-1, bp)
+}
+
+// kernelAVX2 is kernel on the AVX2 path (kp > 0). The assembly stores
+// whole tiles only, which it writes to C directly; a tile with fewer rows
+// (the last, rows < MR) or columns (cols < NR) is computed into a scratch
+// tile as alpha*acc and stored from there as kernelGo stores: each
+// product and the sum rounded, the bias or beta*C added, C not read when
+// beta is 0.
+func kernelAVX2(nsl, kp int, af []float32, b []uint32, c []float32, ldc int, alpha, beta float32, bias []float32, rows, cols int) {
+	_ = af[nsl*kp*2*MR-1]
+	_ = b[kp*NR-1]
+	full := nsl // tiles stored whole
+	switch {
+	case cols < NR:
+		full = 0
+	case rows < MR:
+		full = nsl - 1
+	}
+	if full > 0 {
+		_ = c[(full-1)*MR*ldc+(MR-1)*ldc+NR-1]
+		var bp *float32
+		if bias != nil {
+			_ = bias[NR-1]
+			bp = unsafe.SliceData(bias)
+		}
+		kernelAVX2Asm(full, kp, unsafe.SliceData(af), unsafe.SliceData(b), unsafe.SliceData(c), ldc, alpha, beta, bp)
+	}
+	var tile [MR * NR]float32
+	for s := full; s < nsl; s++ {
+		kernelAVX2Asm(1, kp, &af[s*kp*2*MR], unsafe.SliceData(b), &tile[0], NR, alpha, 0, nil)
+		n := MR
+		if s == nsl-1 {
+			n = rows
+		}
+		for i := range n {
+			row := c[(s*MR+i)*ldc : (s*MR+i)*ldc+cols]
+			t := tile[i*NR : i*NR+cols]
+			for j := range row {
+				switch {
+				case bias != nil:
+					row[j] = t[j] + bias[j]
+				case beta == 0:
+					row[j] = t[j]
+				default:
+					row[j] = t[j] + float32(beta*row[j])
+				}
+			}
+		}
+	}
 }
 
 // splitAsm writes, for groups groups of width pair words (width a
@@ -90,6 +160,11 @@ func roundAsm(dst *uint16, src *float32, n int)
 //go:noescape
 func roundEmuAsm(dst *uint16, src *float32, n int)
 
+// roundAVX2Asm is roundAsm on AVX2 (n a multiple of 16).
+//
+//go:noescape
+func roundAVX2Asm(dst *uint16, src *float32, n int)
+
 // RoundSlice sets dst[i] = Round(src[i]) for every i < len(src); dst must be
 // at least as long.
 func RoundSlice(dst []uint16, src []float32) {
@@ -102,8 +177,10 @@ func RoundSlice(dst []uint16, src []float32) {
 	case done == 0:
 	case path == native:
 		roundAsm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
-	default:
+	case path == emulated:
 		roundEmuAsm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
+	default:
+		roundAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(src), done)
 	}
 	for i := done; i < len(src); i++ {
 		dst[i] = Round(src[i])
@@ -121,6 +198,11 @@ func pairsAsm(dst *uint32, lo, hi *float32, groups, width, stride int)
 //go:noescape
 func pairsEmuAsm(dst *uint32, lo, hi *float32, groups, width, stride int)
 
+// pairsAVX2Asm is pairsAsm on AVX2.
+//
+//go:noescape
+func pairsAVX2Asm(dst *uint32, lo, hi *float32, groups, width, stride int)
+
 // pairs is pairsAsm on slices, checked; it reports false (and writes
 // nothing) on the portable path or for a width that is not a
 // multiple of 8, and the caller packs those groups itself.
@@ -131,11 +213,14 @@ func pairs(dst []uint32, lo, hi []float32, groups, width, stride int) bool {
 	_ = dst[(groups-1)*stride+width-1]
 	_ = lo[groups*width-1]
 	_ = hi[groups*width-1]
-	if path == emulated {
+	switch path {
+	case native:
+		pairsAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
+	case emulated:
 		pairsEmuAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
-		return true
+	default:
+		pairsAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
 	}
-	pairsAsm(unsafe.SliceData(dst), unsafe.SliceData(lo), unsafe.SliceData(hi), groups, width, stride)
 	return true
 }
 
@@ -151,6 +236,11 @@ func alongAsm(dst *uint32, src *float32, ld, chunks, ldd int)
 //go:noescape
 func alongEmuAsm(dst *uint32, src *float32, ld, chunks, ldd int)
 
+// alongAVX2Asm is alongAsm on AVX2.
+//
+//go:noescape
+func alongAVX2Asm(dst *uint32, src *float32, ld, chunks, ldd int)
+
 // along is alongAsm on slices, checked; it reports false (and writes
 // nothing) on the portable path, and the caller packs those words
 // itself.
@@ -160,10 +250,13 @@ func along(dst []uint32, src []float32, ld, chunks, ldd int) bool {
 	}
 	_ = dst[(8*chunks-1)*ldd+7]
 	_ = src[7*ld+16*chunks-1]
-	if path == emulated {
+	switch path {
+	case native:
+		alongAsm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
+	case emulated:
 		alongEmuAsm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
-		return true
+	default:
+		alongAVX2Asm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
 	}
-	alongAsm(unsafe.SliceData(dst), unsafe.SliceData(src), ld, chunks, ldd)
 	return true
 }

@@ -11,8 +11,8 @@ import (
 // stay in cache (18 slivers of 8 rows, 128 pairs, one 32-column sliver of
 // B), one goroutine: its GFLOP/s against BenchmarkPeak of
 // layers/internal/gemm (one core's FMA peak) tells how near the
-// instructions' rate it runs. The AVX-512F emulation reads its A slivers
-// split into floats (splitAsm), as Gemm gives them to it.
+// instructions' rate it runs. The AVX-512F and AVX2 emulations read their
+// A slivers split into floats (splitAsm), as Gemm gives them to them.
 func BenchmarkKernel(b *testing.B) {
 	const nsl, kp = 18, 128
 	a, bw := make([]uint32, nsl*kp*MR), make([]uint32, kp*NR)
@@ -28,10 +28,13 @@ func BenchmarkKernel(b *testing.B) {
 	for _, p := range asmPaths() {
 		b.Run(p.String(), func(b *testing.B) {
 			for range b.N {
-				if p == native {
+				switch p {
+				case native:
 					kernelAsm(nsl, kp, unsafe.SliceData(a), unsafe.SliceData(bw), unsafe.SliceData(c), NR, 1, 0, MR, ^uint32(0), nil)
-				} else {
+				case emulated:
 					kernelEmuAsm(nsl, kp, unsafe.SliceData(af), unsafe.SliceData(bw), unsafe.SliceData(c), NR, 1, 0, MR, ^uint32(0), nil)
+				default:
+					kernelAVX2Asm(nsl, kp, unsafe.SliceData(af), unsafe.SliceData(bw), unsafe.SliceData(c), NR, 1, 0, nil)
 				}
 			}
 			b.ReportMetric(2*float64(nsl*MR)*NR*2*kp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -1,9 +1,11 @@
 // Package simd names the instruction-set paths of the project's assembly
-// kernels (layers/internal/gemm and layers/internal/vmath) and chooses the
-// fastest one that both the CPU and the build support: AVX-512, AVX2 with
-// FMA, or portable Go (the only one with the purego build tag or on other
-// architectures). The environment variable ALIBI_SIMD ("portable", "avx2"
-// or "avx512") picks a slower supported path instead, for comparisons.
+// kernels (layers/internal/gemm, layers/internal/vmath and
+// layers/internal/bf16) and chooses the fastest one that both the CPU and
+// the build support: AVX-512, AVX2 with FMA, or portable Go (the only one
+// with the purego build tag or on other architectures). The environment
+// variable ALIBI_SIMD ("portable", "avx2" or "avx512") picks a slower
+// supported path instead, for comparisons: with "avx2", the bfloat16
+// products run their AVX2 kernel too, on any CPU with AVX2.
 package simd
 
 import (
