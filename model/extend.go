@@ -12,20 +12,21 @@ import (
 // extension (position.Extension, by registry name: pi, ntk, dynamic-ntk or
 // yarn for a rope model, interp for an alibi model) at the given factor. A
 // factor of 0 means each graph's own: its length divided by the training
-// length, at least 1; a decoding graph has no length of its own, so
+// length, at least 1 (eval.Perplexity gives every window of a length that
+// length's factor, its shorter last window too); a decoding graph has no
+// length of its own, so
 // decoding with an extension needs a factor. A dynamic extension
 // (dynamic-ntk) takes no factor: every sequence has the factor of its own
 // length so far, in the full pass and in decoding alike. An empty name removes the extension. Extend
 // changes no weight or buffer: the checkpoint of an extended model is the
 // trained one. It is refused, with the extensions that do apply, for any
-// other pairing of scheme and method.
+// other pairing of scheme and method, and for a factor that is not finite,
+// below 1 or so large that the extension's numbers leave float32's normal
+// range (position.CheckFactor).
 func (m *Model) Extend(name string, factor float64) error {
 	if name == "" {
 		m.ext, m.extFactor = nil, 0
 		return nil
-	}
-	if factor != 0 && !(factor >= 1) {
-		return fmt.Errorf("extension factor %v: want at least 1 (or 0: the evaluation length over the training length)", factor)
 	}
 	e, err := position.ExtensionFor(m.scheme.Name(), name)
 	if err != nil {
@@ -34,8 +35,21 @@ func (m *Model) Extend(name string, factor float64) error {
 	if _, ok := e.(position.DynamicExtension); ok && factor != 0 {
 		return fmt.Errorf("extension %s takes its factor from the length (max(1, n/L)); give no factor", name)
 	}
+	if factor < 1 && factor != 0 {
+		return fmt.Errorf("extension factor %v: want at least 1 (or 0: the evaluation length over the training length)", factor)
+	}
+	if factor != 0 {
+		if err := position.CheckFactor(e, m.extensionTarget(), factor); err != nil {
+			return err
+		}
+	}
 	m.ext, m.extFactor = e, factor
 	return nil
+}
+
+// extensionTarget is what position.CheckFactor needs to know of the model.
+func (m *Model) extensionTarget() position.ExtensionTarget {
+	return position.ExtensionTarget{DHead: m.Config.DHead(), TrainLen: m.Config.TrainLen, Base: layers.RopeBase, Slopes: m.PositionBuffer}
 }
 
 // Extension returns the extension set by Extend (nil for none) and its
@@ -51,7 +65,8 @@ func (m *Model) extensionFactor(length int, decode bool) (float64, error) {
 	if decode {
 		return 0, fmt.Errorf("decoding with extension %s needs a factor (Extend's factor, the commands' --extend-factor)", m.ext.Name())
 	}
-	return max(1, float64(length)/float64(m.Config.TrainLen)), nil
+	f := max(1, float64(length)/float64(m.Config.TrainLen))
+	return f, position.CheckFactor(m.ext, m.extensionTarget(), f)
 }
 
 // ropeScaling returns the rotation of a graph of length tokens under the

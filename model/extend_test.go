@@ -124,6 +124,17 @@ func TestExtendRejects(t *testing.T) {
 		{PosRoPE, "stretch", 2, `unknown extension method "stretch"`},
 		{PosRoPE, "pi", 0.5, "extension factor 0.5: want at least 1"},
 		{PosRoPE, "pi", math.NaN(), "extension factor NaN"},
+		// Factors that are not finite, or that overflow the extension's
+		// arithmetic (position.CheckFactor), in every extension.
+		{PosRoPE, "yarn", math.Inf(1), "extension factor +Inf is not a finite number"},
+		{PosRoPE, "pi", math.Inf(1), "extension factor +Inf is not a finite number"},
+		{PosRoPE, "ntk", math.Inf(1), "extension factor +Inf is not a finite number"},
+		{PosALiBi, "interp", math.Inf(1), "extension factor +Inf is not a finite number"},
+		{PosRoPE, "yarn", 1e300, "extension factor 1e+300 is too large for yarn on this model"},
+		{PosRoPE, "pi", 1e300, "extension factor 1e+300 is too large for pi on this model"},
+		{PosRoPE, "ntk", 1e300, "extension factor 1e+300 is too large for ntk on this model"},
+		{PosALiBi, "interp", 1e300, "extension factor 1e+300 is too large for interp on this model"},
+		{PosRoPE, "dynamic-ntk", math.Inf(1), "takes its factor from the length"},
 	} {
 		err := decodeModel(t, c.pos).Extend(c.method, c.factor)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
