@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -103,15 +102,15 @@ func benchTrainStepConfig(b *testing.B, path, pos string) { benchTrainStepTimed(
 // of the graph's ops in the timed steps to times (nil: no timing).
 func benchTrainStepTimed(b *testing.B, path, pos string, times model.OpTimes) {
 	sb := newStepBench(b, path, pos)
-	defer sb.close()
-	sb.g.TimeOps(times)
+	defer sb.Close()
+	sb.TimeOps(times)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sb.run(b, i)
+		runStep(b, sb, i)
 	}
-	tps := float64(b.N*sb.tokens) / b.Elapsed().Seconds()
+	tps := float64(b.N*sb.Tokens()) / b.Elapsed().Seconds()
 	b.ReportMetric(tps, "tokens/s")
-	b.ReportMetric(tps*sb.flopsPerToken/1e9, "GFLOP/s")
+	b.ReportMetric(tps*sb.FLOPsPerToken()/1e9, "GFLOP/s")
 }
 
 // BenchmarkTrainStepPeakFraction is BenchmarkTrainStepTiny and
@@ -129,16 +128,16 @@ func BenchmarkTrainStepPeakFraction(b *testing.B) {
 	for _, c := range []struct{ name, path string }{{"tiny", "../configs/tiny.yaml"}, {"small", "../configs/small.yaml"}} {
 		b.Run(c.name, func(b *testing.B) {
 			sb := newStepBench(b, c.path, "")
-			defer sb.close()
+			defer sb.Close()
 			const window = 25 * time.Millisecond
-			flops := float64(sb.tokens) * sb.flopsPerToken
+			flops := float64(sb.Tokens()) * sb.FLOPsPerToken()
 			peaks := []float64{layers.FMAPeak(window)}
 			var rates, fractions []float64
 			var pairs []string
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				sb.run(b, i)
+				runStep(b, sb, i)
 				rate := flops / time.Since(t0).Seconds() / 1e9
 				b.StopTimer()
 				peaks = append(peaks, layers.FMAPeak(window))
@@ -157,115 +156,47 @@ func BenchmarkTrainStepPeakFraction(b *testing.B) {
 
 // BenchmarkTrainStepRounds is the README's fraction-of-peak measurement
 // (the targets' own: each step set beside the peak in one run) as one
-// command: b.N rounds (run with -benchtime 5x), each the two-core FMA peak
-// for 2 s (layers.FMAPeak, as `-bench Peak/avx512/t2 -benchtime 2s` in
-// layers/internal/gemm) followed by 40 steps of the tiny config and 5 of the
-// small one. A round's fraction is its steps' GFLOP/s over its peak. It
-// logs every round and reports the medians over the rounds of the
-// fractions ("tiny-%peak", "small-%peak"), of the GFLOP/s and of the
-// peaks. Both configs are set up before the rounds of each call; the
-// testing package calls a benchmark once with b.N = 1 first, so
-// -benchtime 5x sets up twice and runs six rounds (the first logged as
-// "round 1 of 1").
+// command: b.N rounds (run with -benchtime 5x) of StepRounds, each the
+// two-core FMA peak for 2 s (layers.FMAPeak, as `-bench Peak/avx512/t2
+// -benchtime 2s` in layers/internal/gemm) followed by 40 steps of the tiny
+// config and 5 of the small one: what cmd/bench measures. It logs every
+// round and reports the medians over the rounds of the fractions
+// ("tiny-%peak", "small-%peak"), of the GFLOP/s and of the peaks. Both
+// configs are set up before the rounds of each call; the testing package
+// calls a benchmark once with b.N = 1 first, so -benchtime 5x sets up twice
+// and runs six rounds (the first logged as "round 1 of 1").
 func BenchmarkTrainStepRounds(b *testing.B) {
-	const peakTime = 2 * time.Second
-	steps := []struct {
-		name string
-		n    int
-		sb   *stepBench
-	}{{"tiny", 40, newStepBench(b, "../configs/tiny.yaml", "")}, {"small", 5, newStepBench(b, "../configs/small.yaml", "")}}
-	for _, s := range steps {
-		defer s.sb.close()
+	sets := []StepSet{{"tiny", newStepBench(b, "../configs/tiny.yaml", ""), 40}, {"small", newStepBench(b, "../configs/small.yaml", ""), 5}}
+	for _, s := range sets {
+		defer s.Bench.Close()
 	}
-	var peaks []float64
-	rates, fractions := make([][]float64, len(steps)), make([][]float64, len(steps))
 	b.ResetTimer()
-	for r := 0; r < b.N; r++ {
-		peak := layers.FMAPeak(peakTime)
-		peaks = append(peaks, peak)
-		line := fmt.Sprintf("round %d of %d: peak %.1f GFLOP/s", r+1, b.N, peak)
-		for k, s := range steps {
-			t0 := time.Now()
-			for i := 0; i < s.n; i++ {
-				s.sb.run(b, i)
-			}
-			rate := float64(s.n*s.sb.tokens) * s.sb.flopsPerToken / time.Since(t0).Seconds() / 1e9
-			rates[k], fractions[k] = append(rates[k], rate), append(fractions[k], rate/peak)
-			line += fmt.Sprintf(", %s %.1f GFLOP/s (%.0f tokens/s) %.1f%%", s.name, rate, rate*1e9/s.sb.flopsPerToken, 100*rate/peak)
-		}
-		b.Log(line)
+	rounds, err := StepRounds(sets, b.N, 2*time.Second, func(i int, r Round) { b.Log(FormatRound(sets, i, b.N, r)) })
+	if err != nil {
+		b.Fatal(err)
 	}
-	for k, s := range steps {
-		b.ReportMetric(100*median(fractions[k]), s.name+"-%peak")
-		b.ReportMetric(median(rates[k]), s.name+"-GFLOP/s")
+	sum := SummarizeRounds(sets, rounds)
+	for _, s := range sum.Sets {
+		b.ReportMetric(100*s.Fraction, s.Name+"-%peak")
+		b.ReportMetric(s.GFLOPs, s.Name+"-GFLOP/s")
 	}
-	b.ReportMetric(median(peaks), "peak-GFLOP/s")
-}
-
-// median returns the median of xs (the mean of the middle two for an even
-// count); xs is reordered.
-func median(xs []float64) float64 {
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// stepBench is the training step of a config on a fixed batch, ready to be
-// timed: the graph and the state behind it after one untimed step (which
-// allocates the graph's buffers and takes their page faults, as the
-// training loop's tokens/s leaves them out too).
-type stepBench struct {
-	g             *model.Graph
-	step          *stepper
-	cfg           Config
-	x, y          []int
-	tokens        int     // a step's tokens
-	flopsPerToken float64 // a training step's, model.Config.FLOPsPerToken
+	b.ReportMetric(sum.Peak, "peak-GFLOP/s")
 }
 
 // newStepBench sets up the training step of the config at path with the
-// position scheme or precision pos (see benchTrainStepConfig).
-func newStepBench(b *testing.B, path, pos string) *stepBench {
-	cfg, err := LoadConfig(path)
+// position scheme or precision pos (see benchTrainStepConfig and
+// LoadStepBench).
+func newStepBench(b *testing.B, path, pos string) *StepBench {
+	sb, err := LoadStepBench(path, pos)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if p, ok := strings.CutPrefix(pos, "precision="); ok {
-		cfg.Train.Precision = p
-	} else if pos != "" {
-		cfg.Model.ApplyLabel(pos)
-	}
-	corpus, trainTok, _, err := LoadData(cfg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := newState(cfg, corpus, trainTok)
-	if err != nil {
-		b.Fatal(err)
-	}
-	t, L := cfg.Train, cfg.Model.TrainLen
-	g, err := st.model.NewGraph(t.Batch, L, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sb := &stepBench{g: g, step: newStepper(st.model, st.opt, g), cfg: cfg,
-		x: make([]int, t.Batch*L), y: make([]int, t.Batch*L), tokens: t.Batch * L,
-		flopsPerToken: cfg.Model.FLOPsPerToken(L, true)}
-	st.sampler.Next(sb.x, sb.y)
-	sb.run(b, 0)
 	return sb
 }
 
-// run runs the step with the learning rate of step i.
-func (sb *stepBench) run(b *testing.B, i int) {
-	t := sb.cfg.Train
-	if _, _, err := sb.step.run(sb.x, sb.y, t.Clip, t.LRAt(i)); err != nil {
+// runStep runs sb's step with the learning rate of step i.
+func runStep(b *testing.B, sb *StepBench, i int) {
+	if err := sb.Run(i); err != nil {
 		b.Fatal(err)
 	}
 }
-
-// close releases the graph.
-func (sb *stepBench) close() { sb.g.Close() }

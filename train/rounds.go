@@ -1,0 +1,113 @@
+package train
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/alibi-go/alibi/layers"
+)
+
+// StepSet is one config's part of a round of StepRounds: Steps training
+// steps of Bench in a row, named Name in the round's log line.
+type StepSet struct {
+	Name  string
+	Bench *StepBench
+	Steps int
+}
+
+// Round is one round of StepRounds: the FMA peak measured at its start
+// (GFLOP/s) and each set's steps' GFLOP/s, in the order of the sets.
+type Round struct {
+	Peak   float64
+	GFLOPs []float64
+}
+
+// StepRounds measures the fraction of peak of training steps the way the
+// targets are stated: rounds rounds, each the FMA peak for peakTime
+// (layers.FMAPeak, on as many goroutines as the kernels use) followed by
+// each set's steps, so that every step is set beside a peak measured
+// seconds before it. A round's GFLOP/s for a set is its steps' floating-
+// point operations (StepBench.FLOPsPerToken) over their wall time. log, if
+// not nil, sees each round as it ends (1-based).
+func StepRounds(sets []StepSet, rounds int, peakTime time.Duration, log func(i int, r Round)) ([]Round, error) {
+	out := make([]Round, 0, rounds)
+	for i := 1; i <= rounds; i++ {
+		r := Round{Peak: layers.FMAPeak(peakTime), GFLOPs: make([]float64, len(sets))}
+		for k, s := range sets {
+			t0 := time.Now()
+			for j := 0; j < s.Steps; j++ {
+				if err := s.Bench.Run(j); err != nil {
+					return out, err
+				}
+			}
+			flops := float64(s.Steps*s.Bench.Tokens()) * s.Bench.FLOPsPerToken()
+			r.GFLOPs[k] = flops / time.Since(t0).Seconds() / 1e9
+		}
+		out = append(out, r)
+		if log != nil {
+			log(i, r)
+		}
+	}
+	return out, nil
+}
+
+// FormatRound is the log line of round i of n: its peak, and each set's
+// GFLOP/s, tokens/s and fraction of the peak.
+func FormatRound(sets []StepSet, i, n int, r Round) string {
+	line := fmt.Sprintf("round %d of %d: peak %.1f GFLOP/s", i, n, r.Peak)
+	for k, s := range sets {
+		rate := r.GFLOPs[k]
+		line += fmt.Sprintf(", %s %.1f GFLOP/s (%.0f tokens/s) %.1f%%", s.Name, rate, rate*1e9/s.Bench.FLOPsPerToken(), 100*rate/r.Peak)
+	}
+	return line
+}
+
+// SetSummary is one set's medians over the rounds of StepRounds.
+type SetSummary struct {
+	Name string
+	// Fraction is the median over the rounds of the set's GFLOP/s over the
+	// round's peak (0.62 for 62%).
+	Fraction float64
+	// GFLOPs is the median of the set's GFLOP/s, and TokensPerSecond the
+	// same median in tokens a second (GFLOP/s over FLOPs per token).
+	GFLOPs, TokensPerSecond float64
+}
+
+// RoundsSummary is the medians over the rounds of StepRounds: of the peaks,
+// and for each set of its fractions, GFLOP/s and tokens/s.
+type RoundsSummary struct {
+	Peak float64
+	Sets []SetSummary
+}
+
+// SummarizeRounds takes the medians of rounds, whose sets are sets. It
+// needs at least one round.
+func SummarizeRounds(sets []StepSet, rounds []Round) RoundsSummary {
+	peaks := make([]float64, len(rounds))
+	for i, r := range rounds {
+		peaks[i] = r.Peak
+	}
+	sum := RoundsSummary{Peak: median(peaks), Sets: make([]SetSummary, len(sets))}
+	for k, s := range sets {
+		rates, fractions := make([]float64, len(rounds)), make([]float64, len(rounds))
+		for i, r := range rounds {
+			rates[i], fractions[i] = r.GFLOPs[k], r.GFLOPs[k]/r.Peak
+		}
+		rate := median(rates)
+		sum.Sets[k] = SetSummary{Name: s.Name, Fraction: median(fractions), GFLOPs: rate,
+			TokensPerSecond: rate * 1e9 / s.Bench.FLOPsPerToken()}
+	}
+	return sum
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count); xs is reordered.
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
