@@ -9,6 +9,9 @@ import (
 	"github.com/alibi-go/alibi/data"
 )
 
+// defaultChunk is GenerateOptions' Chunk when it is not set.
+const defaultChunk = 64
+
 // GenerateOptions control Generate.
 type GenerateOptions struct {
 	// Tokens is the most tokens generated per prompt (at least 1).
@@ -57,7 +60,7 @@ func (m *Model) Generate(prompts [][]byte, opt GenerateOptions, emit func(prompt
 		return nil, stats, err
 	}
 	if opt.Chunk < 1 {
-		opt.Chunk = 64
+		opt.Chunk = defaultChunk
 	}
 	cache := m.NewCache(len(prompts))
 	graphs := map[[2]int]*Graph{} // by (sequences, tokens per run)
