@@ -20,7 +20,7 @@ import (
 
 const (
 	// metadata keys of the training state inside a checkpoint
-	metaStep        = "train.step"
+	metaStep        = model.MetaStep
 	metaTokens      = "train.tokens"
 	metaElapsed     = "train.elapsed_seconds"
 	metaLoss        = "train.loss"
@@ -28,7 +28,7 @@ const (
 	metaTimedTokens = "train.timed_tokens"
 	metaSampler     = "train.sampler"
 	metaOptStep     = "train.optimizer_step"
-	metaRunCfg      = "train.config"
+	metaRunCfg      = model.MetaRunConfig
 	momentPrefix    = "optim."
 )
 
@@ -174,13 +174,26 @@ func (s *state) resume(dir string, cfg Config, corpus *data.Corpus, log io.Write
 			return false, fmt.Errorf("resume %s: %w", cs[i], err)
 		}
 		s.saved, s.startedFor = cs[i], saved.Train.Steps
-		fmt.Fprintf(log, "resuming from %s (step %d)\n", cs[i], s.step)
+		if skipped := len(cs) - 1 - i; skipped > 0 {
+			fmt.Fprintf(log, "resuming from %s (step %d), the newest checkpoint that loads: the steps after it are trained again, past the %d newer %s that cannot be read\n",
+				cs[i], s.step, skipped, plural(skipped, "checkpoint", "checkpoints"))
+		} else {
+			fmt.Fprintf(log, "resuming from %s (step %d)\n", cs[i], s.step)
+		}
 		return true, nil
 	}
 	if len(cs) > 0 {
 		return false, fmt.Errorf("resume: none of the %d checkpoints in %s could be loaded; newest: %w", len(cs), filepath.Join(dir, model.CheckpointDir), newest)
 	}
 	return false, nil
+}
+
+// plural is one if n is 1 and many otherwise.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // checkSameRun compares the run config and corpus stored in c with the
