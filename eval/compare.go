@@ -40,7 +40,10 @@ type TrainedRun struct {
 	// Validation is the periodic validation of training (train.eval_every),
 	// in order: what time-to-perplexity is read from.
 	Validation []ValPoint `json:"validation,omitempty"`
-	Results    []Result   `json:"results"` // non-overlapping, one per length
+	// Weights names the checkpoint the results were scored from (nil in
+	// reports written before reports named it).
+	Weights *Weights `json:"weights,omitempty"`
+	Results []Result `json:"results"` // non-overlapping, one per length
 }
 
 // Label is what the run is grouped and shown by: Group, or Pos.

@@ -124,11 +124,14 @@ type PasskeyResult struct {
 	TrainLen int    `json:"train_len"`
 	// Extend and ExtendFactor are the model's evaluation-time extension
 	// (model.Model.Extend), if any.
-	Extend       string         `json:"extend,omitempty"`
-	ExtendFactor float64        `json:"extend_factor,omitempty"`
-	Seed         uint64         `json:"seed"`
-	Depths       []float64      `json:"depths"`
-	Points       []PasskeyPoint `json:"points"`
+	Extend       string  `json:"extend,omitempty"`
+	ExtendFactor float64 `json:"extend_factor,omitempty"`
+	// Weights names the checkpoint that was scored (nil in reports written
+	// before reports named it).
+	Weights *Weights       `json:"weights,omitempty"`
+	Seed    uint64         `json:"seed"`
+	Depths  []float64      `json:"depths"`
+	Points  []PasskeyPoint `json:"points"`
 	// ShortAccuracy is the accuracy pooled over the distances up to
 	// TrainLen/2: the run's own retrieval where it was trained.
 	ShortAccuracy float64 `json:"short_accuracy"`

@@ -32,6 +32,7 @@ func (r PasskeyReport) Markdown(w io.Writer) error {
 	}
 	sort.Ints(distances)
 	var b strings.Builder
+	writeWeights(&b, r.Runs, func(run PasskeyResult) *Weights { return run.Weights })
 	b.WriteString("Passkey retrieval: exact-match accuracy of greedy decoding (mean log-probability of a digit, nats; a uniform guess among digits is -2.30)\n\n| distance |")
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)

@@ -30,8 +30,11 @@ type RunReport struct {
 	ExtendFactor float64 `json:"extend_factor,omitempty"`
 	// Precision is the arithmetic of the linear layers' products in the
 	// evaluation ("bf16"; empty for float32, layers.Precision).
-	Precision string   `json:"precision,omitempty"`
-	Results   []Result `json:"results"`
+	Precision string `json:"precision,omitempty"`
+	// Weights names the checkpoint that made the results (nil in reports
+	// written before reports named it).
+	Weights *Weights `json:"weights,omitempty"`
+	Results []Result `json:"results"`
 }
 
 // Scheme names the run's position scheme with its extension, if any:
@@ -114,6 +117,8 @@ func (x *Result) UnmarshalJSON(b []byte) error {
 
 // Markdown writes the perplexity table: one row per evaluation length (and
 // protocol), one column per run, named by its position scheme and directory.
+// Above it, a line per run that names its Weights says which checkpoint
+// made the column.
 func (r Report) Markdown(w io.Writer) error {
 	type key struct {
 		len      int
@@ -141,6 +146,7 @@ func (r Report) Markdown(w io.Writer) error {
 		return keys[i].stride < keys[j].stride
 	})
 	var b strings.Builder
+	writeWeights(&b, r.Runs, func(run RunReport) *Weights { return run.Weights })
 	b.WriteString("| eval length |")
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)
@@ -169,4 +175,20 @@ func (r Report) Markdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeWeights writes "weights: <checkpoint> (<status>)" for each run that
+// names its weights, in order, and a blank line after them; nothing if none
+// does.
+func writeWeights[R any](b *strings.Builder, runs []R, weights func(R) *Weights) {
+	named := false
+	for _, r := range runs {
+		if w := weights(r); w != nil {
+			fmt.Fprintf(b, "weights: %s\n", w.Describe())
+			named = true
+		}
+	}
+	if named {
+		b.WriteString("\n")
+	}
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -13,36 +14,91 @@ import (
 type Trained struct {
 	Name       string // the run directory or checkpoint path, as given
 	Checkpoint string // the file loaded
-	Model      *model.Model
-	Corpus     string  // training corpus spec, from the checkpoint
-	ValFrac    float64 // validation fraction, from the checkpoint
+	// Weights say which weights these are: the checkpoint, its step, its
+	// run's steps and whether the run finished.
+	Weights Weights
+	Model   *model.Model
+	Corpus  string  // training corpus spec, from the checkpoint
+	ValFrac float64 // validation fraction, from the checkpoint
 }
 
-// OpenRun loads the newest good checkpoint of a run directory; skipped
-// receives a message for each newer checkpoint that could not be loaded.
+// Label is Name, followed by the weights' Status when they are not the
+// final model of a finished run: "runs/tiny (unfinished at step 755 of
+// 800)". Reports name runs by it, so that none passes for a finished one.
+func (r *Trained) Label() string {
+	if s := r.Weights.Status(); s != "" && !r.Weights.Final() {
+		return fmt.Sprintf("%s (%s)", r.Name, s)
+	}
+	return r.Name
+}
+
+// OpenRun loads a run directory's model. A run that finished (it has a
+// summary, and no checkpoint newer than the step it names) is its final
+// checkpoint or nothing: if that file cannot be loaded, the error is a
+// *FinalCheckpointError naming the newest one that can, which
+// OpenCheckpoint opens on purpose. A run that has not finished is its
+// newest checkpoint that loads; skipped receives a message for each newer
+// one that could not be. Either way Weights says which checkpoint it is,
+// and Label says so unless it is a finished run's final one. A checkpoint
+// of a position scheme this program has not registered gives an error
+// wrapping a *model.UnknownSchemeError: register the scheme
+// (position.Register) before calling OpenRun.
 func OpenRun(dir string, skipped func(error)) (*Trained, error) {
-	c, path, err := model.LatestCheckpoint(dir, skipped)
+	s, err := readRunState(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}
-	return newTrained(dir, path, c)
+	if !s.finished {
+		c, path, err := model.LatestCheckpoint(dir, skipped)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", dir, err)
+		}
+		return newTrained(dir, path, c, weightsOf(c, path, s))
+	}
+	c, err := model.LoadCheckpoint(s.finalPath)
+	if err == nil {
+		return newTrained(dir, s.finalPath, c, weightsOf(c, s.finalPath, s))
+	}
+	if errors.As(err, new(*model.UnknownSchemeError)) {
+		return nil, fmt.Errorf("run %s: %w", dir, err)
+	}
+	fe := &FinalCheckpointError{Run: dir, FinalStep: s.finalStep, Final: s.finalPath, Err: err}
+	for i := len(s.checkpoints) - 1; i >= 0 && fe.Good == ""; i-- {
+		if p := s.checkpoints[i]; p != s.finalPath {
+			if c, err := model.LoadCheckpoint(p); err == nil {
+				fe.Good = p
+				if fe.GoodStep, _, _ = c.TrainingStep(); fe.GoodStep == 0 {
+					fe.GoodStep, _ = model.CheckpointStep(p)
+				}
+			}
+		}
+	}
+	return nil, fe
 }
 
-// OpenCheckpoint loads one checkpoint file.
+// OpenCheckpoint loads one checkpoint file. Its Weights say how far its run
+// had got, and whether the run finished when the file is in a run
+// directory's checkpoints folder.
 func OpenCheckpoint(path string) (*Trained, error) {
 	c, err := model.LoadCheckpoint(path)
 	if err != nil {
 		return nil, err
 	}
-	return newTrained(path, path, c)
+	var s runState
+	if dir := runOf(path); dir != "" {
+		if s, err = readRunState(dir); err != nil {
+			return nil, fmt.Errorf("run %s: %w", dir, err)
+		}
+	}
+	return newTrained(path, path, c, weightsOf(c, path, s))
 }
 
-func newTrained(name, path string, c *model.Checkpoint) (*Trained, error) {
+func newTrained(name, path string, c *model.Checkpoint, w Weights) (*Trained, error) {
 	m, err := c.Model()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &Trained{Name: name, Checkpoint: path, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
+	r := &Trained{Name: name, Checkpoint: path, Weights: w, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
 	if v, ok := c.Meta[model.MetaValFrac]; ok {
 		if r.ValFrac, err = strconv.ParseFloat(v, 64); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, model.MetaValFrac, err)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/model/safetensors"
 )
@@ -101,7 +102,24 @@ func checksum(ts []safetensors.Tensor, meta map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// DecodeCheckpoint parses and verifies a checkpoint file's bytes.
+// UnknownSchemeError is the error of decoding a checkpoint whose position
+// scheme is not registered in this program: a scheme another program added
+// with position.Register, which a program must register too before it loads
+// the checkpoint. It wraps position.ErrUnknownScheme.
+type UnknownSchemeError struct {
+	Scheme string // the checkpoint config's pos
+}
+
+func (e *UnknownSchemeError) Error() string {
+	return fmt.Sprintf("position scheme %q is not registered in this program (position.Register)", e.Scheme)
+}
+
+// Unwrap returns position.ErrUnknownScheme.
+func (e *UnknownSchemeError) Unwrap() error { return position.ErrUnknownScheme }
+
+// DecodeCheckpoint parses and verifies a checkpoint file's bytes. A
+// checkpoint of a position scheme this program has not registered gives an
+// *UnknownSchemeError.
 func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 	ts, meta, err := safetensors.Read(b)
 	if err != nil {
@@ -118,6 +136,9 @@ func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c.Config); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
+	}
+	if _, err := position.Lookup(c.Config.Pos); err != nil && c.Config.Pos != "" {
+		return nil, &UnknownSchemeError{Scheme: c.Config.Pos}
 	}
 	if err := c.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
