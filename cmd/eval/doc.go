@@ -12,12 +12,18 @@
 //	    [--depths X,X,...] [--episodes N] [--seed S] [--data FILE] [--max-memory SIZE] \
 //	    [--extend METHOD --extend-factor F] [--precision fp32|bf16] [--json FILE] [--plot FILE.png]
 //
-// Each --run is a run directory of cmd/train or cmd/experiment, read from
-// its newest checkpoint that loads cleanly; each --checkpoint is one
-// checkpoint file. With neither, it evaluates runs/tiny. A run that a
-// process is still training is read all the same (readers never wait for
-// the lock): stderr says so, and the run is labelled "(in progress,
-// step-NNNNNNNN.safetensors)" in every report. --help prints the flags.
+// Each --run is a run directory of cmd/train or cmd/experiment: a finished
+// run is read from its final checkpoint, and refused if that file cannot be
+// read (the one line names the newest good checkpoint, to evaluate on
+// purpose with --checkpoint); a run that has not finished, from its newest
+// checkpoint that loads cleanly, labelled "(unfinished at step 755 of 800)"
+// in every report. Each --checkpoint is one checkpoint file. With neither,
+// it evaluates runs/tiny. A run that a process is still training is read
+// all the same (readers never wait for the lock): stderr says so, and the
+// run is labelled "(in progress at step 755 of 800)" in every report. A
+// run of a position scheme that a program added (position.Register) is
+// refused in one line: evaluate it from a Go program that registers the
+// scheme and calls eval.OpenRun. --help prints the flags.
 //
 // # What to evaluate
 //
@@ -40,9 +46,14 @@
 //		for rope runs, interp for alibi runs (see Extensions). Any other
 //		pairing is refused.
 //	--extend-factor F
-//		The extension's factor, at least 1; needs --extend. Default: each
-//		length over the training length, at least 1 (a length up to L is
-//		the plain model). --task passkey needs one; dynamic-ntk takes none.
+//		The extension's factor, finite and at least 1; needs --extend.
+//		Default: each length over the training length, at least 1 (a
+//		length up to L is the plain model), for every window of that
+//		length, the shorter last one too. A factor so large that the
+//		extension's frequencies or slopes leave float32's normal range is
+//		refused, naming the largest usable one (about 2.7e34 for pi, ntk and
+//		yarn at head width 16; 3.3e35 for interp). --task passkey needs one;
+//		dynamic-ntk takes none.
 //	--precision P
 //		The arithmetic of the linear layers' products: fp32 (the default)
 //		or bf16 (bfloat16 factors, float32 accumulation; the run is then
@@ -139,8 +150,12 @@
 //
 // # Output
 //
-// Standard output gets a Markdown table: one row per length (and
-// protocol), one column per run, named by its scheme and directory; with
+// Standard output gets a line per run naming its weights, "weights:
+// <checkpoint> (step 800 of 800, finished)" (or "unfinished at step 755 of
+// 800", "in progress at ...", "earlier checkpoint, step 400 of 800"), then a
+// Markdown table: one row per length (and protocol), one column per run,
+// named by its scheme and directory (with that state when it is not the
+// final model of a finished run); with
 // --attention-stats, a second table of every layer and head. With --task
 // passkey it is a table of each distance's exact-match accuracy and mean
 // log-probability (a column per run), the effective context length and the
@@ -152,6 +167,7 @@
 // --json writes, for perplexity,
 //
 //	{"runs": [{"run", "pos", "train_len", "extend", "extend_factor", "precision",
+//	  "weights": {"checkpoint", "step", "steps", "finished", "in_progress"},
 //	  "results": [{"len", "protocol", "stride", "ppl", "nats_per_token", "bits_per_byte",
 //	    "tokens", "windows", "wall_seconds", "tokens_per_second", "peak_rss_bytes",
 //	    "position_loss"}]}],
@@ -161,11 +177,14 @@
 //
 // where protocol is "nonoverlap" or "sliding", position_loss is the mean
 // loss at each position in the window (null where no window scored it),
-// extend, extend_factor and precision appear only when used, and attention
+// weights names the checkpoint, the training step it was saved at, the
+// steps of its run and whether the run finished (in_progress only when
+// another process was writing it), extend, extend_factor and precision
+// appear only when used, and attention
 // only with --attention-stats (layers: one list per layer, one entry per
 // head). For passkey,
 //
-//	{"runs": [{"run", "pos", "train_len", "extend", "extend_factor", "seed", "depths",
+//	{"runs": [{"run", "pos", "train_len", "extend", "extend_factor", "weights", "seed", "depths",
 //	  "short_accuracy", "effective_context", "effective_note", "wall_seconds",
 //	  "prompt_tokens_per_second",
 //	  "points": [{"distance", "episodes", "correct", "accuracy", "digit_accuracy",
@@ -180,8 +199,11 @@
 //
 //	0  the evaluation finished, or --help was asked for
 //	1  an error, in one line on standard error: a bad value (--len 0, an unknown
-//	   --task or --extend, a flag of the other task), a run that does not load,
-//	   a length that does not fit in the data or in memory, a failed write
+//	   --task or --extend, a flag of the other task, an extension factor that is
+//	   not finite or that its arithmetic cannot hold), a run that does not load,
+//	   a finished run whose final checkpoint cannot be read, a run of a position
+//	   scheme the command does not know, a length that does not fit in the data
+//	   or in memory, a failed write
 //	2  a malformed command line: an unknown flag, a missing or mistyped value,
 //	   an argument that is not a flag
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -59,7 +60,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	episodes := flags.Int("episodes", 50, "passkey: episodes per distance")
 	seed := flags.Uint64("seed", 1, "passkey: seed of the episodes")
 	extend := flags.String("extend", "", "evaluation-time extension of every run's positions: pi, ntk, dynamic-ntk or yarn for rope runs, interp for alibi runs")
-	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1; --task passkey needs one; dynamic-ntk takes none)")
+	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1, for every window of that length, the shorter last one too; --task passkey needs one; dynamic-ntk takes none)")
 	precision := flags.String("precision", "fp32", "arithmetic of the linear layers' products: fp32, or bf16 (bfloat16 factors, float32 accumulation; reported as a scheme of its own)")
 	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: lengths estimated to need more than %d%% of it are refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
@@ -120,8 +121,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if set["extend-factor"] && !set["extend"] {
 		return fail("--extend-factor needs --extend")
 	}
-	if set["extend-factor"] && !(*extendFactor >= 1) {
-		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
+	if set["extend-factor"] && !(*extendFactor >= 1 && !math.IsInf(*extendFactor, 1)) {
+		return fail("--extend-factor must be at least 1 and finite, got %v", *extendFactor)
 	}
 	if e, err := position.LookupExtension(*extend); *task == "passkey" && err == nil {
 		if _, dynamic := e.(position.DynamicExtension); dynamic {
@@ -147,7 +148,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		opened = append(opened, r)
 	}
 	for _, path := range ckpts {
-		r, err := eval.OpenCheckpoint(path)
+		r, err := cli.OpenCheckpoint("eval", path)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -232,7 +233,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var report eval.Report
 	for _, j := range jobs {
 		cfg := j.r.Model.Config
-		rr := eval.RunReport{Run: j.r.Name, Pos: cfg.Label(), TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor}
+		weights := j.r.Weights
+		rr := eval.RunReport{Run: j.r.Label(), Pos: cfg.Label(), TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor, Weights: &weights}
 		if prec != layers.FP32 {
 			rr.Precision = prec.String()
 		}
@@ -242,7 +244,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 				return fail("%s at length %d: %v", j.r.Name, l, err)
 			}
 			fmt.Fprintf(stderr, "%s (%s) len %d: ppl %.4f, %d tokens in %d windows, %.1fs, %.0f tokens/s, peak RSS %.0f MiB\n",
-				j.r.Name, rr.Scheme(), l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+				rr.Run, rr.Scheme(), l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 			rr.Results = append(rr.Results, res)
 		}
 		report.Runs = append(report.Runs, rr)
@@ -250,7 +252,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			if report.Attention == nil {
 				report.Attention = &eval.AttentionReport{}
 			}
-			ar := eval.AttentionRun{Run: j.r.Name, Pos: cfg.Label(), TrainLen: cfg.TrainLen}
+			ar := eval.AttentionRun{Run: j.r.Label(), Pos: cfg.Label(), TrainLen: cfg.TrainLen}
 			for _, l := range j.lengths {
 				o := opts(l)
 				o.Stride = 0

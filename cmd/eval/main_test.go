@@ -95,6 +95,8 @@ func TestEvalBadInput(t *testing.T) {
 		{"unknown extension", []string{"--run", dir, "--extend", "stretch"}, `unknown extension method "stretch"`},
 		{"extension factor without extension", []string{"--run", dir, "--extend-factor", "2"}, "--extend-factor needs --extend"},
 		{"extension factor below 1", []string{"--run", dir, "--extend", "interp", "--extend-factor", "0.5"}, "--extend-factor must be at least 1"},
+		{"infinite extension factor", []string{"--run", dir, "--extend", "interp", "--extend-factor", "Inf"}, "--extend-factor must be at least 1 and finite, got +Inf"},
+		{"extension factor past the arithmetic", []string{"--run", dir, "--extend", "interp", "--extend-factor", "1e300"}, "--extend: extension factor 1e+300 is too large for interp on this model: the slope of head 0 would be 0, outside float32's normal range; the factor can be at most"},
 		{"passkey with dynamic-ntk", []string{"--run", dir, "--task", "passkey", "--extend", "dynamic-ntk"}, "--task passkey cannot use dynamic-ntk"},
 		{"passkey extension without a factor", []string{"--run", dir, "--task", "passkey", "--extend", "interp"}, "give --extend-factor"},
 		{"unknown precision", []string{"--run", dir, "--precision", "fp16"}, `--precision: precision "fp16": want fp32 or bf16`},

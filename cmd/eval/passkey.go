@@ -31,9 +31,10 @@ func passkeyTask(opened []*eval.Trained, fileTokens []byte, o eval.PasskeyOption
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.Name, err)
 		}
-		res.Run = r.Name
+		weights := r.Weights
+		res.Run, res.Weights = r.Label(), &weights
 		fmt.Fprintf(stderr, "%s (%s): passkey effective context %s, %.1fs, %.0f prompt tokens/s\n",
-			r.Name, res.Scheme(), effectiveSummary(res), res.WallSeconds, res.TokensPerSecond)
+			res.Run, res.Scheme(), effectiveSummary(res), res.WallSeconds, res.TokensPerSecond)
 		report.Runs = append(report.Runs, res)
 	}
 	if err := report.Markdown(stdout); err != nil {

@@ -16,13 +16,15 @@ import (
 // attentionFile is a run's attention.json: its attention statistics at
 // each length, with the token budget they were measured on.
 type attentionFile struct {
-	MaxTokens int                    `json:"max_tokens"`
-	Results   []eval.AttentionResult `json:"results"`
+	MaxTokens int `json:"max_tokens"`
+	// Weights are the weights measured (nil in files of an older version).
+	Weights *eval.Weights          `json:"weights,omitempty"`
+	Results []eval.AttentionResult `json:"results"`
 }
 
 // readAttention returns the attention statistics a run has for this
-// experiment's token budget, by length.
-func readAttention(dir string, o options) (map[int]eval.AttentionResult, error) {
+// experiment's token budget, by length, if made reuses them.
+func readAttention(dir string, o options, made madeBy) (map[int]eval.AttentionResult, error) {
 	have := map[int]eval.AttentionResult{}
 	b, err := os.ReadFile(filepath.Join(dir, "attention.json"))
 	if errors.Is(err, os.ErrNotExist) {
@@ -35,7 +37,7 @@ func readAttention(dir string, o options) (map[int]eval.AttentionResult, error) 
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "attention.json"), err)
 	}
-	if f.MaxTokens != o.maxTokens {
+	if f.MaxTokens != o.maxTokens || !made.reuses(f.Weights) {
 		return have, nil
 	}
 	for _, r := range f.Results {
@@ -46,8 +48,8 @@ func readAttention(dir string, o options) (map[int]eval.AttentionResult, error) 
 
 // attentionRun measures a run's attention statistics at every length it
 // lacks, saving attention.json after each.
-func attentionRun(r *eval.Trained, val []byte, dir string, lengths []int, o options, stderr io.Writer, terminal bool) error {
-	have, err := readAttention(dir, o)
+func attentionRun(r *eval.Trained, val []byte, dir string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
+	have, err := readAttention(dir, o, made)
 	if err != nil {
 		return err
 	}
@@ -62,7 +64,7 @@ func attentionRun(r *eval.Trained, val []byte, dir string, lengths []int, o opti
 		}
 		fmt.Fprintf(stderr, "%s attention statistics at %d: %d queries past L, %.1fs\n", dir, l, res.Queries, res.WallSeconds)
 		have[l] = res
-		f := attentionFile{MaxTokens: o.maxTokens}
+		f := attentionFile{MaxTokens: o.maxTokens, Weights: made.final}
 		for _, x := range lengths {
 			if r, ok := have[x]; ok {
 				f.Results = append(f.Results, r)
@@ -81,8 +83,8 @@ func attentionRun(r *eval.Trained, val []byte, dir string, lengths []int, o opti
 
 // attentionResults returns a run's statistics at every length of the
 // experiment, or an error naming the first it lacks.
-func attentionResults(c cell, o options) (eval.AttentionRun, error) {
-	have, err := readAttention(c.cfg.Out, o)
+func attentionResults(c cell, o options, made madeBy) (eval.AttentionRun, error) {
+	have, err := readAttention(c.cfg.Out, o, made)
 	if err != nil {
 		return eval.AttentionRun{}, err
 	}

@@ -31,12 +31,12 @@ type contextReport struct {
 
 // strideResults returns a run's results at every length under every stride
 // of the experiment, or an error naming the first one it lacks.
-func strideResults(c cell, o options) (eval.RunReport, error) {
-	have, err := readEvaluations(c.cfg.Out, o)
+func strideResults(c cell, o options, made madeBy) (eval.RunReport, error) {
+	have, weights, err := readEvaluations(c.cfg.Out, o, made)
 	if err != nil {
 		return eval.RunReport{}, err
 	}
-	rr := eval.RunReport{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), TrainLen: c.cfg.Model.TrainLen}
+	rr := eval.RunReport{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), TrainLen: c.cfg.Model.TrainLen, Weights: weights}
 	for _, l := range o.lengths(c.cfg) {
 		seen := map[int]bool{}
 		for _, spec := range o.strides {

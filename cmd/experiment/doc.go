@@ -29,10 +29,16 @@
 // a name). Each is a run
 // directory of cmd/train (go doc ./cmd/train), with the experiment's
 // evaluations beside it. A run that finished with the steps asked for is
-// reused; a partial one is resumed from its newest checkpoint; one that
-// finished with fewer steps is continued to the new number (its schedule
-// recomputed over the new total); one with more steps is an error. Each
-// evaluation is saved as soon as it is made and reused.
+// reused; a partial one is resumed from its newest checkpoint that loads
+// (stderr names the newer ones it passes over, whose steps are trained
+// again); one that finished with fewer steps is continued to the new number
+// (its schedule recomputed over the new total); one with more steps is an
+// error. Runs are evaluated from their final checkpoint: a finished run
+// whose final checkpoint cannot be read stops the command with one line
+// naming the newest good one and the cmd/train --resume command that
+// trains the last steps again from it. Each evaluation is saved as soon as
+// it is made, with the checkpoint that made it, and reused while that is
+// the run's final checkpoint (a continued run is evaluated again).
 //
 // Before anything trains, the command refuses, in one line: a value listed
 // twice in --pos, --seeds, --mults or --passkey; a multiple whose length
@@ -180,6 +186,7 @@
 //	{"runs": [{"run", "pos", "group", "seed", "train_len", "params", "steps", "train_tokens",
 //	  "train_tokens_per_second", "train_wall_seconds", "final_train_loss",
 //	  "train_peak_rss_bytes", "processor", "kernels",
+//	  "weights": {"checkpoint", "step", "steps", "finished"},
 //	  "corpus": {"spec", "bytes", "sha256", "go_version"},
 //	  "loss": [{"step", "loss"}],
 //	  "validation": [{"step", "tokens", "seconds", "ppl", "len"}],
@@ -190,7 +197,9 @@
 //	  "lengths": [{"len", "mean_ppl", "min_ppl", "max_ppl", "std_ppl", "relative_to_first"}]}]}
 //
 // group names a grid's groups (scheme and training length, "alibi
-// L=256"); position_buckets is the loss by position over log-spaced buckets
+// L=256"); weights is the checkpoint the run's results were scored from
+// (report.md says it too; absent for evaluations saved before they named
+// it); position_buckets is the loss by position over log-spaced buckets
 // of positions ([0, 1), [1, 2), [2, 4), ...), so that a committed report
 // stays small (each run's eval.json keeps the full arrays);
 // relative_to_first is the mean perplexity over the one at the first

@@ -62,8 +62,8 @@ func extensionFile(method string) string { return "eval-" + method + ".json" }
 // extendRun evaluates a trained run under an extension at every length
 // (non-overlapping windows, the factor each length over L), reusing what
 // its extension file already holds.
-func extendRun(r *eval.Trained, val []byte, dir, method string, lengths []int, o options, stderr io.Writer, terminal bool) error {
-	have, err := readEvaluationsFile(dir, extensionFile(method), o)
+func extendRun(r *eval.Trained, val []byte, dir, method string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
+	have, _, err := readEvaluationsFile(dir, extensionFile(method), o, made)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func extendRun(r *eval.Trained, val []byte, dir, method string, lengths []int, o
 		fmt.Fprintf(stderr, "%s +%s len %d: ppl %.4f (%d tokens, %.1fs, %.0f tokens/s)\n",
 			dir, method, l, res.PPL, res.Tokens, res.WallSeconds, res.TokensPerSecond)
 		have[evalKey{l, 0}] = res
-		if err := writeEvaluations(dir, extensionFile(method), o, have); err != nil {
+		if err := writeEvaluations(dir, extensionFile(method), o, made.final, have); err != nil {
 			return err
 		}
 	}
@@ -93,12 +93,13 @@ func extendRun(r *eval.Trained, val []byte, dir, method string, lengths []int, o
 // extendedRun is the report's column of a trained run under an extension:
 // the run, named scheme+method, with the extension's results at every
 // length.
-func extendedRun(r eval.TrainedRun, c cell, method string, o options) (eval.TrainedRun, error) {
-	have, err := readEvaluationsFile(c.cfg.Out, extensionFile(method), o)
+func extendedRun(r eval.TrainedRun, c cell, method string, o options, made madeBy) (eval.TrainedRun, error) {
+	have, weights, err := readEvaluationsFile(c.cfg.Out, extensionFile(method), o, made)
 	if err != nil {
 		return eval.TrainedRun{}, err
 	}
 	v := r
+	v.Weights = weights
 	v.Pos = r.Pos + "+" + method // r.Pos is the run's Label
 	v.Run = r.Run + " +" + method
 	v.Results = nil

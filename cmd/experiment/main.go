@@ -338,8 +338,16 @@ func (o options) lengths(cfg train.Config) []int {
 }
 
 // lengthOf is multiple f of the training length trainLen, rounded to a
-// whole token, at least 1.
-func lengthOf(f float64, trainLen int) int { return max(1, int(math.Round(f*float64(trainLen)))) }
+// whole token, at least 1, and at most math.MaxInt32: a multiple such as
+// 1e300 stays a length too long for any validation split (CheckLength
+// refuses it) instead of wrapping around to a short one.
+func lengthOf(f float64, trainLen int) int {
+	l := math.Round(f * float64(trainLen))
+	if l >= math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return max(1, int(l))
+}
 
 func (o options) evalOptions(l int, stderr io.Writer, terminal bool) eval.Options {
 	return eval.Options{Len: l, BatchTokens: o.batchTokens, MaxTokens: o.maxTokens, MemoryLimit: osutil.AvailableMemory(),
@@ -435,7 +443,8 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 		}
 		defer lock.Unlock()
 	}
-	if _, err := trainOrReuse(ctx, c.cfg, stderr, terminal); err != nil {
+	trained, err := trainOrReuse(ctx, c.cfg, stderr, terminal)
+	if err != nil {
 		return err
 	}
 	evaluating.Store(true)
@@ -443,8 +452,17 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	if ctx.Err() != nil {
 		return train.ErrInterrupted
 	}
+	r, err := eval.OpenRun(c.cfg.Out, func(err error) { fmt.Fprintf(stderr, "experiment: skipping checkpoint: %v\n", err) })
+	var fe *eval.FinalCheckpointError
+	if errors.As(err, &fe) && fe.Good != "" {
+		return fmt.Errorf("%w; train its last steps again from there (the same weights, bit for bit): go run ./cmd/train --resume --out %s", err, c.cfg.Out)
+	}
+	if err != nil {
+		return err
+	}
+	made := madeBy{final: &r.Weights, trained: trained}
 	lengths := o.lengths(c.cfg)
-	have, err := readEvaluations(c.cfg.Out, o)
+	have, _, err := readEvaluations(c.cfg.Out, o, made)
 	if err != nil {
 		return err
 	}
@@ -460,10 +478,6 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	}
 	if len(todo) == 0 {
 		fmt.Fprintf(stderr, "%s: reusing its evaluations\n", c.cfg.Out)
-	}
-	r, err := eval.OpenRun(c.cfg.Out, func(err error) { fmt.Fprintf(stderr, "experiment: skipping checkpoint: %v\n", err) })
-	if err != nil {
-		return err
 	}
 	var val []byte
 	if len(todo) > 0 || o.attention {
@@ -482,18 +496,18 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 		fmt.Fprintf(stderr, "%s len %d stride %d: ppl %.4f (%d tokens, %.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
 			c.cfg.Out, k.Len, k.Stride, res.PPL, res.Tokens, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 		have[k] = res
-		if err := writeEvaluations(c.cfg.Out, "eval.json", o, have); err != nil {
+		if err := writeEvaluations(c.cfg.Out, "eval.json", o, made.final, have); err != nil {
 			return err
 		}
 	}
 	if o.attention {
-		if err := attentionRun(r, val, c.cfg.Out, lengths, o, stderr, terminal); err != nil {
+		if err := attentionRun(r, val, c.cfg.Out, lengths, o, made, stderr, terminal); err != nil {
 			return err
 		}
 	}
 	if o.distances != nil {
 		debug.FreeOSMemory()
-		if err := passkeyRun(r, c.cfg.Out, o, stderr, terminal); err != nil {
+		if err := passkeyRun(r, c.cfg.Out, o, made, stderr, terminal); err != nil {
 			return err
 		}
 	}
@@ -503,30 +517,32 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 				return err
 			}
 		}
-		if err := extendRun(r, val, c.cfg.Out, method, lengths, o, stderr, terminal); err != nil {
+		if err := extendRun(r, val, c.cfg.Out, method, lengths, o, made, stderr, terminal); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// trainOrReuse returns the summary of a run that finished with the steps
-// asked for, and otherwise trains it: from the beginning, or continuing
-// from its newest checkpoint (a run that finished with fewer steps is
-// continued to the new number). A run that trained for more steps than asked
-// is an error: the report would claim a budget its run did not have.
-func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal bool) (*train.Summary, error) {
+// trainOrReuse reuses a run that finished with the steps asked for, and
+// otherwise trains it: from the beginning, or continuing from its newest
+// checkpoint that loads (a run that finished with fewer steps is continued
+// to the new number), and reports that it trained. A run that trained for
+// more steps than asked is an error: the report would claim a budget its
+// run did not have.
+func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal bool) (trained bool, err error) {
 	s, err := train.ReadSummary(c.Out)
 	switch {
 	case err == nil && s.Steps == c.Train.Steps:
 		fmt.Fprintf(log, "%s: reusing the trained run in %s\n", c.Name, c.Out)
-		return s, nil
+		return false, nil
 	case err == nil && s.Steps > c.Train.Steps:
-		return nil, fmt.Errorf("%s was trained for %d steps, more than the %d asked for; use another --out", c.Out, s.Steps, c.Train.Steps)
+		return false, fmt.Errorf("%s was trained for %d steps, more than the %d asked for; use another --out", c.Out, s.Steps, c.Train.Steps)
 	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return nil, err
+		return false, err
 	}
 	fmt.Fprintf(log, "%s: training into %s\n", c.Name, c.Out)
-	return train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal, CorpusProgress: cli.CorpusProgress(log, terminal),
+	_, err = train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal, CorpusProgress: cli.CorpusProgress(log, terminal),
 		Unlocked: true}) // trainAndEvaluate holds the lock
+	return true, err
 }

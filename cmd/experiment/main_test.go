@@ -168,6 +168,9 @@ func TestExperimentBadInput(t *testing.T) {
 		// The validation split has 216 tokens (1080 bytes, val_frac 0.2):
 		// refused before anything trains (the one line is the error).
 		{[]string{"--config", cfg, "--mults", "1,100"}, "experiment: --mults 100 is too long for the validation split: length 800 needs 801 tokens but the data has 216; the longest length that fits is 215 (--mults up to 26)"},
+		// A multiple too large for an int is too long, not a short length
+		// after wrapping around (its extension factor would be 1e300).
+		{[]string{"--config", cfg, "--pos", "alibi", "--mults", "1,1e300", "--extend", "alibi:interp"}, "experiment: --mults 1e+300 is too long for the validation split"},
 		{[]string{"--config", cfg, "--mults", "1,4", "--max-tokens", "20"}, "experiment: --mults 4 is too long for the validation split: length 32 needs 33 tokens but only the first 21 of the data's 216 are scored (max tokens 20); the longest length that fits is 20 (--mults up to 2)"},
 	} {
 		var o, e bytes.Buffer

@@ -28,8 +28,8 @@ func (o options) passkeyOptions() eval.PasskeyOptions {
 }
 
 // readPasskey returns a run's passkey evaluation if it has one made with
-// the experiment's settings.
-func readPasskey(dir string, o options) (*eval.PasskeyResult, error) {
+// the experiment's settings, by weights that made reuses.
+func readPasskey(dir string, o options, made madeBy) (*eval.PasskeyResult, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "passkey.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -41,16 +41,16 @@ func readPasskey(dir string, o options) (*eval.PasskeyResult, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "passkey.json"), err)
 	}
-	if !slices.Equal(f.Distances, o.distances) || f.Episodes != o.episodes {
-		return nil, nil // other settings: evaluate again
+	if !slices.Equal(f.Distances, o.distances) || f.Episodes != o.episodes || !made.reuses(f.Result.Weights) {
+		return nil, nil // other settings or weights: evaluate again
 	}
 	return &f.Result, nil
 }
 
 // passkeyRun evaluates a run on passkey episodes, unless it already has
 // this evaluation, and saves it in passkey.json.
-func passkeyRun(r *eval.Trained, dir string, o options, stderr io.Writer, terminal bool) error {
-	if have, err := readPasskey(dir, o); err != nil || have != nil {
+func passkeyRun(r *eval.Trained, dir string, o options, made madeBy, stderr io.Writer, terminal bool) error {
+	if have, err := readPasskey(dir, o, made); err != nil || have != nil {
 		return err
 	}
 	filler, err := r.TrainingTokens(cli.CorpusProgress(stderr, terminal))
@@ -63,7 +63,7 @@ func passkeyRun(r *eval.Trained, dir string, o options, stderr io.Writer, termin
 	if err != nil {
 		return fmt.Errorf("passkey: %w", err)
 	}
-	res.Run = dir
+	res.Run, res.Weights = dir, made.final
 	fmt.Fprintf(stderr, "%s passkey: effective context %d (accuracy up to L/2 %.2f), %.1fs\n", dir, res.EffectiveContext, res.ShortAccuracy, res.WallSeconds)
 	b, err := json.MarshalIndent(passkeyFile{Distances: o.distances, Episodes: o.episodes, Result: res}, "", "  ")
 	if err != nil {

@@ -19,9 +19,11 @@ import (
 )
 
 // evaluations is a run's eval.json: its results at each length, with the
-// token budget they were scored on.
+// token budget they were scored on and the weights that made them (nil in
+// files of an older version).
 type evaluations struct {
 	MaxTokens int           `json:"max_tokens"`
+	Weights   *eval.Weights `json:"weights,omitempty"`
 	Results   []eval.Result `json:"results"`
 }
 
@@ -37,39 +39,39 @@ func haveKey(have map[evalKey]eval.Result, k evalKey) bool {
 
 // readEvaluations returns the results a run already has for this
 // experiment's token budget, by length and stride: those of the trained
-// model in eval.json.
-func readEvaluations(dir string, o options) (map[evalKey]eval.Result, error) {
-	return readEvaluationsFile(dir, "eval.json", o)
+// model in eval.json, if made reuses them, and the weights that made them.
+func readEvaluations(dir string, o options, made madeBy) (map[evalKey]eval.Result, *eval.Weights, error) {
+	return readEvaluationsFile(dir, "eval.json", o, made)
 }
 
 // readEvaluationsFile is readEvaluations from the run's file name: eval.json,
 // or an extension's file (extensionFile).
-func readEvaluationsFile(dir, name string, o options) (map[evalKey]eval.Result, error) {
+func readEvaluationsFile(dir, name string, o options, made madeBy) (map[evalKey]eval.Result, *eval.Weights, error) {
 	have := map[evalKey]eval.Result{}
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if errors.Is(err, os.ErrNotExist) {
-		return have, nil
+		return have, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var e evaluations
 	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
-	if e.MaxTokens != o.maxTokens {
-		return have, nil // scored on other tokens: evaluate again
+	if e.MaxTokens != o.maxTokens || !made.reuses(e.Weights) {
+		return have, nil, nil // scored on other tokens, or by other weights: evaluate again
 	}
 	for _, r := range e.Results {
 		have[evalKey{r.Len, r.Stride}] = r
 	}
-	return have, nil
+	return have, e.Weights, nil
 }
 
-// writeEvaluations saves a run's results in its file name (eval.json, or an
-// extension's file), by ascending length.
-func writeEvaluations(dir, name string, o options, have map[evalKey]eval.Result) error {
-	e := evaluations{MaxTokens: o.maxTokens}
+// writeEvaluations saves a run's results, made by the weights w, in its
+// file name (eval.json, or an extension's file), by ascending length.
+func writeEvaluations(dir, name string, o options, w *eval.Weights, have map[evalKey]eval.Result) error {
+	e := evaluations{MaxTokens: o.maxTokens, Weights: w}
 	for _, r := range have {
 		e.Results = append(e.Results, r)
 	}
@@ -106,13 +108,13 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 			writing = append(writing, fmt.Sprintf("%s (by %s)", c.cfg.Out, holder))
 			continue
 		}
-		r, err := trainedRun(c, o)
+		r, made, err := trainedRun(c, o)
 		if err != nil {
 			missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
 			continue
 		}
 		if o.sliding() {
-			rr, err := strideResults(c, o)
+			rr, err := strideResults(c, o, made)
 			if err != nil {
 				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
 				continue
@@ -120,7 +122,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 			strides.Runs = append(strides.Runs, rr)
 		}
 		if o.attention {
-			ar, err := attentionResults(c, o)
+			ar, err := attentionResults(c, o, made)
 			if err != nil {
 				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
 				continue
@@ -128,7 +130,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 			attention.Runs = append(attention.Runs, ar)
 		}
 		if o.distances != nil {
-			pk, err := readPasskey(c.cfg.Out, o)
+			pk, err := readPasskey(c.cfg.Out, o, made)
 			if err != nil || pk == nil {
 				missing = append(missing, fmt.Sprintf("%s (no passkey evaluation at these distances%s)", c.cfg.Out, errSuffix(err)))
 				continue
@@ -137,7 +139,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 		}
 		runs = append(runs, r)
 		for _, method := range o.extends[c.label] {
-			v, err := extendedRun(r, c, method, o)
+			v, err := extendedRun(r, c, method, o, made)
 			if err != nil {
 				missing = append(missing, fmt.Sprintf("%s (%v)", c.cfg.Out, err))
 				continue
@@ -194,39 +196,42 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 }
 
 // trainedRun reads one finished run: its summary, training loss and
-// evaluations at every length of the experiment.
-func trainedRun(c cell, o options) (eval.TrainedRun, error) {
+// evaluations at every length of the experiment, which must be of its final
+// checkpoint. It returns what the run's other evaluations must be made by
+// too.
+func trainedRun(c cell, o options) (eval.TrainedRun, madeBy, error) {
 	s, err := train.ReadSummary(c.cfg.Out)
 	if err != nil {
-		return eval.TrainedRun{}, errors.New("not trained")
+		return eval.TrainedRun{}, madeBy{}, errors.New("not trained")
 	}
 	if s.Steps != c.cfg.Train.Steps {
-		return eval.TrainedRun{}, fmt.Errorf("trained for %d steps, not %d", s.Steps, c.cfg.Train.Steps)
+		return eval.TrainedRun{}, madeBy{}, fmt.Errorf("trained for %d steps, not %d", s.Steps, c.cfg.Train.Steps)
 	}
 	loss, err := train.ReadLoss(c.cfg.Out)
 	if err != nil {
-		return eval.TrainedRun{}, err
+		return eval.TrainedRun{}, madeBy{}, err
 	}
 	val, err := train.ReadValidation(c.cfg.Out, c.cfg.Train.Batch*c.cfg.Model.TrainLen, c.cfg.Model.TrainLen)
 	if err != nil {
-		return eval.TrainedRun{}, err
+		return eval.TrainedRun{}, madeBy{}, err
 	}
-	have, err := readEvaluations(c.cfg.Out, o)
+	made := madeBy{final: finalWeights(s)}
+	have, weights, err := readEvaluations(c.cfg.Out, o, made)
 	if err != nil {
-		return eval.TrainedRun{}, err
+		return eval.TrainedRun{}, madeBy{}, err
 	}
 	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Group: c.group, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
 		Steps: s.Steps, TrainTokens: int64(s.Steps) * int64(c.cfg.Train.Batch*c.cfg.Model.TrainLen), TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
 		PeakRSSBytes: s.PeakRSSBytes, Processor: s.Processor, Kernels: s.Kernels, Loss: loss, Validation: val,
-		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}}
+		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}, Weights: weights}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[evalKey{l, 0}]
 		if !ok {
-			return eval.TrainedRun{}, fmt.Errorf("not evaluated at length %d", l)
+			return eval.TrainedRun{}, madeBy{}, fmt.Errorf("not evaluated at length %d", l)
 		}
 		r.Results = append(r.Results, res)
 	}
-	return r, nil
+	return r, made, nil
 }
 
 // markdown is the report: what was compared, the comparison's tables, the
@@ -284,6 +289,7 @@ func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 			fmt.Fprintf(&b, "Corpus of %s: %s.\n\n", r.Run, r.Corpus)
 		}
 	}
+	b.WriteString(scoredFrom(cmp.Runs))
 	if o.noTimings {
 		b.WriteString("| run | seed | parameters | final train loss |\n|---|---|---|---|\n")
 		for _, r := range cmp.Runs {

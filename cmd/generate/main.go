@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -36,6 +37,8 @@ type record struct {
 	Context         int     `json:"context"`
 	TokensPerSecond float64 `json:"tokens_per_second"`
 	Text            string  `json:"text"`
+	// Weights names the checkpoint that generated the text.
+	Weights eval.Weights `json:"weights"`
 }
 
 func command(args []string, stdout, stderr io.Writer) int {
@@ -58,7 +61,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	extend := flags.String("extend", "", "evaluation-time extension of the positions: pi, ntk, dynamic-ntk or yarn for a rope run, interp for an alibi run")
 	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: the longest prompt plus --tokens, over the training length, at least 1; dynamic-ntk takes none: its factor follows the length)")
 	precision := flags.String("precision", "fp32", "arithmetic of the linear layers' products: fp32, or bf16 (bfloat16 factors, float32 accumulation)")
-	jsonPath := flags.String("json", "", "write each prompt's prompt_tokens, tokens, context, tokens_per_second and text to this JSON file")
+	jsonPath := flags.String("json", "", "write each prompt's prompt_tokens, tokens, context, tokens_per_second, text and weights (the checkpoint, its step, the run's steps, whether it finished) to this JSON file")
+	maxMemory := flags.String("max-memory", "", fmt.Sprintf("the memory to allow for, e.g. 2G: a generation estimated to need more than %d%% of it (the key/value cache of the prompts plus --tokens, and the largest graph) is refused (default: the memory available now)", eval.MemoryPercent))
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
 	}
@@ -78,19 +82,25 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if set["extend-factor"] && !set["extend"] {
 		return fail("--extend-factor needs --extend")
 	}
-	if set["extend-factor"] && !(*extendFactor >= 1) {
-		return fail("--extend-factor must be at least 1, got %v", *extendFactor)
+	if set["extend-factor"] && !(*extendFactor >= 1 && !math.IsInf(*extendFactor, 1)) {
+		return fail("--extend-factor must be at least 1 and finite, got %v", *extendFactor)
 	}
 	prec, err := layers.ParsePrecision(*precision)
 	if err != nil {
 		return fail("--precision: %v", err)
+	}
+	memLimit := osutil.AvailableMemory()
+	if *maxMemory != "" {
+		if memLimit, err = cli.ParseBytes(*maxMemory); err != nil {
+			return fail("--max-memory: %v", err)
+		}
 	}
 	var trained *eval.Trained
 	if *ckpt != "" {
 		if set["run"] {
 			return fail("give --run or --checkpoint, not both")
 		}
-		trained, err = eval.OpenCheckpoint(*ckpt)
+		trained, err = cli.OpenCheckpoint("generate", *ckpt)
 	} else {
 		trained, err = cli.OpenRun("generate", *runDir, stderr)
 	}
@@ -126,6 +136,10 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if err := checkMemory(trained.Model, prompts, opt, memLimit); err != nil {
+		return fail("%s: %v", trained.Name, err)
+	}
+
 	// One prompt streams its bytes as they come; a batch prints each
 	// continuation, followed by a newline, once all are done.
 	out := bufio.NewWriter(stdout)
@@ -153,10 +167,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 		contexts = append(contexts, fmt.Sprint(g.Context))
 		generated += g.Tokens
 		recs[i] = record{PromptTokens: g.PromptTokens, Tokens: g.Tokens, Context: g.Context,
-			TokensPerSecond: float64(g.Tokens) / (stats.PrefillSeconds + stats.DecodeSeconds), Text: string(g.Text)}
+			TokensPerSecond: float64(g.Tokens) / (stats.PrefillSeconds + stats.DecodeSeconds), Text: string(g.Text), Weights: trained.Weights}
 	}
-	fmt.Fprintf(stderr, "\n%s (%s): %d prompt tokens prefilled at %.0f tokens/s; %d tokens generated, decoding at %.0f tokens/s; final context %s; cache %s\n",
-		trained.Name, scheme, stats.PrefillTokens, float64(stats.PrefillTokens)/(stats.PrefillSeconds+1e-12),
+	fmt.Fprintf(stderr, "\nweights: %s\n", trained.Weights.Describe())
+	fmt.Fprintf(stderr, "%s (%s): %d prompt tokens prefilled at %.0f tokens/s; %d tokens generated, decoding at %.0f tokens/s; final context %s; cache %s\n",
+		trained.Label(), scheme, stats.PrefillTokens, float64(stats.PrefillTokens)/(stats.PrefillSeconds+1e-12),
 		generated, float64(stats.DecodeTokens)/(stats.DecodeSeconds+1e-12), strings.Join(contexts, ", "), osutil.FormatBytes(int64(stats.CacheBytes)))
 	if *jsonPath != "" {
 		b, err := json.MarshalIndent(recs, "", "  ")
@@ -168,6 +183,28 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// checkMemory refuses, before anything is allocated, a generation whose
+// estimated memory (model.GenerateBytes: the key/value cache of every prompt
+// plus opt.Tokens, and the largest graph) does not fit in limit
+// (eval.FitsMemory).
+func checkMemory(m *model.Model, prompts [][]byte, opt model.GenerateOptions, limit int64) error {
+	lens := make([]int, len(prompts))
+	longest := 0
+	for i, p := range prompts {
+		lens[i] = len(p)
+		longest = max(longest, len(p))
+	}
+	if need := m.GenerateBytes(lens, opt); !eval.FitsMemory(need, limit) {
+		what := fmt.Sprintf("a prompt of %d tokens plus --tokens %d", longest, opt.Tokens)
+		if len(prompts) > 1 {
+			what = fmt.Sprintf("%d prompts of up to %d tokens plus --tokens %d each", len(prompts), longest, opt.Tokens)
+		}
+		return fmt.Errorf("%s need about %s (the key/value cache and the largest graph) but only %s is available, of which a generation may take %d%% (%s); lower --tokens, or raise --max-memory if the estimate is too cautious",
+			what, osutil.FormatBytes(need), osutil.FormatBytes(limit), eval.MemoryPercent, osutil.FormatBytes(limit/100*eval.MemoryPercent))
+	}
+	return nil
 }
 
 // readPrompts returns the prompts of exactly one of --prompt, --prompt-file

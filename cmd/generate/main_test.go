@@ -59,6 +59,14 @@ func TestGenerateCommand(t *testing.T) {
 	if r := recs[0]; r.PromptTokens != 5 || r.Tokens != 50 || r.Context != 55 || r.Text != coerced || !(r.TokensPerSecond > 0) {
 		t.Errorf("json record %+v", r)
 	}
+	// The record and the summary name the weights.
+	weights := eval.Weights{Checkpoint: model.CheckpointPath(run, 30), Step: 30, Steps: 30, Finished: true}
+	if recs[0].Weights != weights {
+		t.Errorf("json weights %+v, want %+v", recs[0].Weights, weights)
+	}
+	if line := "\nweights: " + weights.Checkpoint + " (step 30 of 30, finished)\n" + run + " (alibi): 5 prompt tokens"; !strings.Contains(e.String(), line) {
+		t.Errorf("summary %q lacks %q", e.String(), line)
+	}
 
 	// A batch file: each line continued, in order, as when alone.
 	batch := filepath.Join(t.TempDir(), "prompts.txt")
@@ -115,11 +123,20 @@ func TestGenerateBadInput(t *testing.T) {
 		// Flags are checked before a run is looked for or loaded.
 		{[]string{"--run", dir, "--prompt", "a", "--precision", "fp16"}, `--precision: precision "fp16"`},
 		{[]string{"--run", dir, "--prompt", "a", "--extend-factor", "2"}, "--extend-factor needs --extend"},
+		{[]string{"--run", dir, "--prompt", "a", "--extend", "interp", "--extend-factor", "Inf"}, "--extend-factor must be at least 1 and finite, got +Inf"},
+		{[]string{"--run", dir, "--prompt", "a", "--max-memory", "lots"}, "--max-memory"},
+		{[]string{"--run", run, "--prompt", "a", "--extend", "interp", "--extend-factor", "1e300"}, "--extend: extension factor 1e+300 is too large for interp on this model"},
+		// The memory of the prompt plus --tokens is checked before anything
+		// is generated: at d_model 16 and one layer, a token's keys and
+		// values take 128 bytes, twice that for storage that doubles, plus
+		// two bytes of text: 2 * (2e9 + 1) * 128 + 4e9 bytes are 480.6 GB.
+		{[]string{"--run", run, "--prompt", "a", "--tokens", "2000000000"}, "a prompt of 1 tokens plus --tokens 2000000000 need about 480.6 GB (the key/value cache and the largest graph) but only"},
+		{[]string{"--run", run, "--prompt", "ab", "--tokens", "5000", "--max-memory", "1M"}, "a prompt of 2 tokens plus --tokens 5000 need about 1 MB (the key/value cache and the largest graph) but only 1 MB is available, of which a generation may take 80% (819 KB); lower --tokens"},
 	} {
 		var o, e bytes.Buffer
 		code := command(tc.args, &o, &e)
 		msg := e.String()
-		if code == 0 || !strings.Contains(msg, tc.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 || strings.Contains(msg, "goroutine") {
+		if code == 0 || o.Len() > 0 || !strings.Contains(msg, tc.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 || strings.Contains(msg, "goroutine") {
 			t.Errorf("%v: exit %d, stderr %q; want one line containing %q", tc.args, code, msg, tc.want)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -122,19 +121,27 @@ func ParseBytes(s string) (int64, error) {
 	return int64(v * float64(int64(1)<<shift)), nil
 }
 
-// OpenRun loads the newest good checkpoint of a run directory for the
-// command name, telling stderr about each newer checkpoint it had to skip.
-// A directory without a trained run gives an error saying how to train one.
-// A run that a process is still writing is read all the same (reading never
-// waits for the writer): stderr is told, and the run's Name says
-// "(in progress, <checkpoint>)", so that no report claims it finished.
+// OpenRun loads a run directory's model for the command name (eval.OpenRun),
+// telling stderr about each newer checkpoint it had to skip. A directory
+// without a trained run gives an error saying how to train one; a finished
+// run whose final checkpoint cannot be read, one naming the newest good
+// checkpoint and how to score it on purpose (--checkpoint); a run of a
+// position scheme this program does not know, one saying how to evaluate
+// it. A run that a process is still writing is read all the same (reading
+// never waits for the writer): stderr is told, and its Weights say
+// InProgress, so that its Label says "(in progress at step N of M)" and no
+// report claims it finished.
 func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
 	r, err := eval.OpenRun(dir, func(err error) { fmt.Fprintf(stderr, "%s: skipping checkpoint: %v\n", name, err) })
-	if err != nil {
+	var fe *eval.FinalCheckpointError
+	switch {
+	case errors.As(err, &fe) && fe.Good != "":
+		return nil, fmt.Errorf("%w; to use that one on purpose: --checkpoint %s", err, fe.Good)
+	case err != nil:
 		if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) || errors.Is(err, model.ErrNoCheckpoint) {
 			return nil, fmt.Errorf("no trained run in %s; train one first: go run ./cmd/train --config configs/tiny.yaml --out %s", dir, dir)
 		}
-		return nil, err
+		return nil, unknownScheme(name, dir, err)
 	}
 	holder, writing, err := train.RunWriter(dir)
 	if err != nil {
@@ -142,7 +149,32 @@ func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
 	}
 	if writing {
 		fmt.Fprintf(stderr, "%s: %s %v (%s): reading its newest checkpoint, %s\n", name, dir, train.ErrRunLocked, holder, r.Checkpoint)
-		r.Name = fmt.Sprintf("%s (in progress, %s)", dir, filepath.Base(r.Checkpoint))
+		r.Weights.InProgress = true
 	}
 	return r, nil
+}
+
+// OpenCheckpoint loads one checkpoint file for the command name
+// (eval.OpenCheckpoint); a checkpoint of a position scheme this program
+// does not know gives an error saying how to evaluate it.
+func OpenCheckpoint(name, path string) (*eval.Trained, error) {
+	r, err := eval.OpenCheckpoint(path)
+	if err != nil {
+		return nil, unknownScheme(name, path, err)
+	}
+	return r, nil
+}
+
+// unknownScheme rewrites err, from opening what (a run or a checkpoint)
+// for the command name, when it says the checkpoint's position scheme is
+// not registered: the scheme was added by the program that trained it, and
+// only a program that registers it too can load it. Other errors are
+// returned as they are.
+func unknownScheme(name, what string, err error) error {
+	var us *model.UnknownSchemeError
+	if !errors.As(err, &us) {
+		return err
+	}
+	return fmt.Errorf("%s is a model of position scheme %q, which cmd/%s does not know (a scheme a program added with position.Register); "+
+		"evaluate it with a Go program that registers the scheme and calls eval.OpenRun (the README's \"Adding a position scheme\")", what, us.Scheme, name)
 }
