@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
 )
@@ -202,7 +203,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 func trainedRun(c cell, o options) (eval.TrainedRun, madeBy, error) {
 	s, err := train.ReadSummary(c.cfg.Out)
 	if err != nil {
-		return eval.TrainedRun{}, madeBy{}, errors.New("not trained")
+		return eval.TrainedRun{}, madeBy{}, unfinished(c)
 	}
 	if s.Steps != c.cfg.Train.Steps {
 		return eval.TrainedRun{}, madeBy{}, fmt.Errorf("trained for %d steps, not %d", s.Steps, c.cfg.Train.Steps)
@@ -232,6 +233,19 @@ func trainedRun(c cell, o options) (eval.TrainedRun, madeBy, error) {
 		r.Results = append(r.Results, res)
 	}
 	return r, made, nil
+}
+
+// unfinished says how far a run without a summary got: "unfinished at step
+// 755 of 800" by its newest checkpoint's name, or "not trained" if it has
+// none.
+func unfinished(c cell) error {
+	cs, err := model.Checkpoints(c.cfg.Out)
+	if err == nil && len(cs) > 0 {
+		if step, ok := model.CheckpointStep(cs[len(cs)-1]); ok {
+			return fmt.Errorf("unfinished at step %d of %d", step, c.cfg.Train.Steps)
+		}
+	}
+	return errors.New("not trained")
 }
 
 // markdown is the report: what was compared, the comparison's tables, the

@@ -136,3 +136,25 @@ func TestExperimentCorruptFinalCheckpoint(t *testing.T) {
 		t.Errorf("after the resume: exit %d, report\n%s\nwant\n%s\n%s", code, o.String(), before, e.String())
 	}
 }
+
+// --report-only names how far a run that has not finished got.
+func TestReportOnlyNamesUnfinishedStep(t *testing.T) {
+	cfg, out := setup(t)
+	args := []string{"--config", cfg, "--pos", "alibi", "--out", out, "--mults", "1", "--max-tokens", "100"}
+	var o, e bytes.Buffer
+	if code := command(args, &o, &e); code != 0 {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	dir := filepath.Join(out, "alibi")
+	for _, f := range []string{model.CheckpointPath(dir, 4), filepath.Join(dir, model.SummaryFile)} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Reset()
+	e.Reset()
+	code := command(append(args, "--report-only"), &o, &e)
+	if want := "1 not finished: " + dir + " (unfinished at step 2 of 4)\n"; code != 1 || !strings.HasSuffix(e.String(), want) {
+		t.Errorf("exit %d, stderr %q; want it to end with %q", code, e.String(), want)
+	}
+}
