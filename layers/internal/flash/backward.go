@@ -257,9 +257,9 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // values are rows of 768 floats and whose output gradients rows of 256.
 // Measured on an Intel Xeon (family 6, model 207), backward pass alone, 31
 // alternating pairs each: 4 x 512 tokens in 8 heads of 32, 1.023x faster
-// (26 of 31, twice); 1024 tokens, 1.037-1.039x (28 and 29 of 31). An
-// earlier session copied them at every stride and lost 3.5% at the tiny
-// model's (rows of 384 and 128 floats). The arithmetic is the same.
+// (26 of 31, twice); 1024 tokens, 1.037-1.039x (28 and 29 of 31). Copying
+// at every stride is slower: 3.5% at the tiny model's rows of 384 and 128
+// floats. The arithmetic is the same.
 func contiguousRows[T float](buf *[]T, src []T, ld, n, dh int) ([]T, int) {
 	if !fewL1Sets(ld) {
 		return src, ld
