@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"sync"
 	"testing"
+
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 )
 
 // epilogueLog records SgemmThen's calls: how often each element of C was
@@ -76,16 +78,18 @@ func TestSgemmThen(t *testing.T) {
 		{"shared", 0, sharedPackBudget},
 		{"static", 0, -1},
 	}
+	// One goroutine and three (an odd split); the long tests add two.
+	threads := longtest.Pick([]int{1, 3}, []int{1, 2, 3})
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			withParallelSettings(mode.minFlops, mode.budget, func() {
-				forEachPath(t, func(t *testing.T) {
+				forEachSweepPath(t, func(t *testing.T) {
 					rng := rand.New(rand.NewSource(7))
 					for _, s := range [][3]int{{600, 512, 128}, {300, 130, 600}, {37, 1000, 70}, {3, 70, 40}, {40, 1, 300}, {7, 13, 5}, {20, 30, 0}} {
 						m, n, k := s[0], s[1], s[2]
 						for _, tA := range []bool{false, true} {
 							for _, tB := range []bool{false, true} {
-								for _, th := range []int{1, 2, 3} {
+								for _, th := range threads {
 									lda, ldb, ldc := k+1, n+2, n+3
 									if tA {
 										lda = m + 1

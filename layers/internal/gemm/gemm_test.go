@@ -8,32 +8,53 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/simd"
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 )
 
 const sentinel = float32(-12345.5)
 
-// refGemm is a naive float64-accumulating reference for the row-major
-// semantics of Sgemm on the m x n window.
+// refGemm is a float64-accumulating reference for the row-major semantics
+// of Sgemm on the m x n window. It copies op(A)'s rows and op(B)'s columns
+// into contiguous float64 vectors first, so that each element is one plain
+// dot product (summed in four interleaved partial sums).
 func refGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) []float64 {
+	rows := make([]float64, m*k) // row i of op(A) at i*k
+	for i := 0; i < m; i++ {
+		for p := 0; p < k; p++ {
+			if transA {
+				rows[i*k+p] = float64(a[p*lda+i])
+			} else {
+				rows[i*k+p] = float64(a[i*lda+p])
+			}
+		}
+	}
+	cols := make([]float64, n*k) // column j of op(B) at j*k
+	for j := 0; j < n; j++ {
+		for p := 0; p < k; p++ {
+			if transB {
+				cols[j*k+p] = float64(b[j*ldb+p])
+			} else {
+				cols[j*k+p] = float64(b[p*ldb+j])
+			}
+		}
+	}
 	out := make([]float64, m*n)
 	for i := 0; i < m; i++ {
+		x := rows[i*k : i*k+k]
 		for j := 0; j < n; j++ {
-			var s float64
-			for p := 0; p < k; p++ {
-				var av, bv float32
-				if transA {
-					av = a[p*lda+i]
-				} else {
-					av = a[i*lda+p]
-				}
-				if transB {
-					bv = b[j*ldb+p]
-				} else {
-					bv = b[p*ldb+j]
-				}
-				s += float64(av) * float64(bv)
+			y := cols[j*k : j*k+k]
+			var s0, s1, s2, s3 float64
+			p := 0
+			for ; p+4 <= len(x); p += 4 {
+				s0 += x[p] * y[p]
+				s1 += x[p+1] * y[p+1]
+				s2 += x[p+2] * y[p+2]
+				s3 += x[p+3] * y[p+3]
 			}
-			v := float64(alpha) * s
+			for ; p < len(x); p++ {
+				s0 += x[p] * y[p]
+			}
+			v := float64(alpha) * ((s0 + s1) + (s2 + s3))
 			if beta != 0 {
 				v += float64(beta) * float64(c[i*ldc+j])
 			}
@@ -163,6 +184,19 @@ func forEachPath(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// forEachSweepPath is forEachPath for the large sweeps over goroutine
+// counts and splits. Where the CPU has an assembly path, the portable one
+// runs them in the long tests only: its kernel's arithmetic is checked
+// here by the per-shape tests, and it shares the AVX2 path's blocking.
+func forEachSweepPath(t *testing.T, f func(t *testing.T)) {
+	forEachPath(t, func(t *testing.T) {
+		if Active() == Portable && simd.Best() != Portable {
+			longtest.Only(t)
+		}
+		f(t)
+	})
+}
+
 func TestSgemmShapes(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(1))
@@ -220,15 +254,18 @@ func TestSgemmThreads(t *testing.T) {
 		{"shared", 0, sharedPackBudget}, // every shape takes the shared-packing path
 		{"static", 0, -1},               // every shape takes the static split
 	}
+	// Two goroutines and seven (odd, and more than most CPUs' cores); the
+	// long tests add three and four.
+	threads := longtest.Pick([]int{2, 7}, []int{2, 3, 4, 7})
 	for _, mode := range modes {
 		t.Run(mode.name, func(t *testing.T) {
 			withParallelSettings(mode.minFlops, mode.budget, func() {
-				forEachPath(t, func(t *testing.T) {
+				forEachSweepPath(t, func(t *testing.T) {
 					rng := rand.New(rand.NewSource(3))
 					for _, s := range [][3]int{{256, 130, 64}, {130, 514, 40}, {2048, 32, 32}, {37, 1000, 70}, {300, 300, 300}, {7, 13, 5}, {1, 40, 3}, {40, 1, 300}, {13, 35, 600}} {
 						for _, tA := range []bool{false, true} {
 							for _, tB := range []bool{false, true} {
-								for _, th := range []int{2, 3, 4, 7} {
+								for _, th := range threads {
 									runCase(t, rng, gemmCase{
 										tA: tA, tB: tB, m: s[0], n: s[1], k: s[2],
 										padA: 1, padB: 2, padC: 3, alpha: 0.75, beta: 0.5, threads: th,
@@ -476,11 +513,6 @@ func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 						a, b := randSlice(rng, m*lda), randSlice(rng, k*ldb)
 						bias, c0 := randSlice(rng, n), randSlice(rng, m*ldc)
 						for _, th := range []int{1, 2, 3, 7} {
-							want := append([]float32(nil), c0...)
-							for i := range m {
-								copy(want[i*ldc:i*ldc+n], bias)
-							}
-							Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 1, want, ldc, th)
 							got := append([]float32(nil), c0...)
 							fused := TrySgemmBias(m, n, k, a, lda, b, ldb, bias, got, ldc, th)
 							threaded := th > 1 && 2*float64(m*n*k) >= minParallelFlops
@@ -497,6 +529,11 @@ func TestTrySgemmBiasEqualsCopiedBias(t *testing.T) {
 								continue
 							}
 							ran++
+							want := append([]float32(nil), c0...)
+							for i := range m {
+								copy(want[i*ldc:i*ldc+n], bias)
+							}
+							Sgemm(false, false, m, n, k, 1, a, lda, b, ldb, 1, want, ldc, th)
 							for i := range got {
 								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 									t.Fatalf("%dx%dx%d on %d goroutines: element %d (row %d) is %v, the copied bias and beta 1 give %v", m, n, k, th, i, i/ldc, got[i], want[i])

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/memtest"
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 )
 
 // smallNs are column counts around the kernels' blocks (8, 32 and 64
@@ -20,11 +21,14 @@ var smallNs = []int{1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 96, 1
 // B transposed.
 func TestSmallMShapes(t *testing.T) {
 	ab := [][2]float32{{1, 0}, {1, 1}, {0.5, -2}, {-1.5, 0.25}}
-	forEachPath(t, func(t *testing.T) {
+	// k within one block (1, 5, 31, 32) and over two (257); the long tests
+	// add k = 8 and three blocks (600).
+	ks := longtest.Pick([]int{1, 5, 31, 32, 257}, []int{1, 5, 8, 31, 32, 257, 600})
+	forEachSweepPath(t, func(t *testing.T) {
 		rng := rand.New(rand.NewSource(21))
 		for m := 1; m <= smallMRows+1; m++ {
 			for _, n := range smallNs {
-				for _, k := range []int{1, 5, 8, 31, 32, 257, 600} {
+				for _, k := range ks {
 					for _, tB := range []bool{false, true} {
 						for i, x := range ab {
 							runCase(t, rng, gemmCase{tB: tB, m: m, n: n, k: k, padA: i, padB: 3 * i, padC: 2 * i,
