@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/simd"
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 )
 
 // roundRef is Round worked out on values: the nearer of the two bfloat16
@@ -79,7 +80,7 @@ func TestRound(t *testing.T) {
 func randMatrix(r *rand.Rand, rows, ld int) []float32 {
 	s := make([]float32, rows*ld)
 	for i := range s {
-		s[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(7)-3)))
+		s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(7)-3)) // times 2^-3..2^3, exactly
 	}
 	return s
 }
@@ -90,10 +91,18 @@ type shape struct {
 	alpha, beta    float32
 }
 
+// shapes lists the products the tests run: every transpose; one tile,
+// partial tiles, odd k, one k block and two (k = 257, with m = 150 two
+// blocks of rows too), wide B; alpha and beta. The long tests add three
+// blocks of rows and of k (300 x 65 x 600), most of the portable kernel's
+// time.
 func shapes() []shape {
+	dims := longtest.Pick(
+		[][3]int{{1, 1, 1}, {8, 32, 2}, {7, 31, 3}, {9, 33, 255}, {17, 70, 256}, {150, 40, 257}, {64, 384, 128}},
+		[][3]int{{1, 1, 1}, {8, 32, 2}, {7, 31, 3}, {9, 33, 255}, {17, 70, 256}, {150, 40, 257}, {300, 65, 600}, {64, 384, 128}})
 	var out []shape
 	for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-		for _, d := range [][3]int{{1, 1, 1}, {8, 32, 2}, {7, 31, 3}, {9, 33, 255}, {17, 70, 256}, {150, 40, 257}, {300, 65, 600}, {64, 384, 128}} {
+		for _, d := range dims {
 			for _, ab := range [][2]float32{{1, 0}, {0.5, 1}, {-1.25, 0.75}} {
 				out = append(out, shape{tr[0], tr[1], d[0], d[1], d[2], ab[0], ab[1]})
 			}
