@@ -33,13 +33,11 @@ const GorootPrefix = "goroot:"
 //go:embed corpus/opticks.txt.gz
 var opticksGz []byte
 
-// Corpus is a loaded text corpus. Its bytes are its tokens: the byte
-// tokenizer's id of a byte is the byte itself (see [Encode]), so the text is
-// held once, one byte per token, and training windows and evaluation windows
-// read from it directly.
+// Corpus is a loaded text corpus: its text, which a [Tokenizer] encodes
+// into the token ids that training and evaluation windows read.
 type Corpus struct {
 	Spec      string // as given: builtin:opticks, goroot:src, a file or a directory
-	Bytes     []byte // the text, which is also the token stream
+	Bytes     []byte // the text
 	SHA256    string // hex SHA-256 of Bytes: names exactly what a run trained on
 	Files     int    // number of files read (1 for a file or the built-in corpus)
 	GoVersion string // Go release of a goroot: corpus (GOROOT/VERSION); "" otherwise

@@ -24,7 +24,8 @@ const samplerHeaderLen = len(samplerMagic) + 4*8
 // A Sampler must be created with [NewSampler] and is not safe for concurrent
 // use.
 type Sampler struct {
-	tokens  []byte
+	tokens  []uint32
+	text    []byte // the bytes of tokens under the byte tokenizer, for passkey episodes (MixPasskey)
 	length  int
 	batch   int
 	src     *rand.PCG
@@ -34,13 +35,13 @@ type Sampler struct {
 }
 
 // NewSampler returns a sampler of batch windows of length tokens each, drawn
-// from tokens (one byte per token, as a [Corpus] holds them) with a PCG
+// from tokens (the ids of a [Tokenizer]) with a PCG
 // generator seeded from seed. The sampler keeps a
 // reference to tokens, which must not be modified while it is in use.
 //
 // It returns an error if length or batch is less than 1 or if tokens is
 // shorter than length+1 (one window plus its shifted target).
-func NewSampler(tokens []byte, length, batch int, seed uint64) (*Sampler, error) {
+func NewSampler(tokens []uint32, length, batch int, seed uint64) (*Sampler, error) {
 	if length < 1 {
 		return nil, fmt.Errorf("sampler: window length %d must be at least 1", length)
 	}
@@ -183,12 +184,20 @@ const PasskeyWindowMin = PasskeyStatementLen + MinPasskeyDistance + PasskeyDigit
 // filler, possible only in a text dense in 5-digit numbers) stays a plain
 // window.
 //
-// It returns an error if frac is not in [0, 1) or if the window is shorter
-// than PasskeyWindowMin.
-func (s *Sampler) MixPasskey(frac float64) error {
+// Episodes are laid out in bytes, one token per byte: text must be the
+// bytes whose byte-tokenizer ids are the sampler's tokens (a run with
+// another tokenizer cannot mix passkey episodes into training).
+//
+// It returns an error if frac is not in [0, 1), if the window is shorter
+// than PasskeyWindowMin, or if text is not the sampler's tokens as bytes.
+func (s *Sampler) MixPasskey(frac float64, text []byte) error {
 	if !(frac >= 0 && frac < 1) {
 		return fmt.Errorf("sampler: passkey fraction %v is not in [0, 1)", frac)
 	}
+	if frac > 0 && !sameBytes(text, s.tokens) {
+		return fmt.Errorf("sampler: passkey episodes need the byte tokenizer's tokens and their text")
+	}
+	s.text = text
 	if frac > 0 && s.length+1 < PasskeyWindowMin {
 		return fmt.Errorf("sampler: a passkey episode needs windows of at least %d tokens, the window is %d", PasskeyWindowMin-1, s.length)
 	}
@@ -204,7 +213,7 @@ func (s *Sampler) episodeRow(x, y []int) bool {
 	before := s.rng.IntN(size - PasskeyWindowMin + 1)
 	distance := size - before - PasskeyStatementLen - PasskeyDigits
 	tail := s.rng.IntN(len(s.tokens) - (n - size) + 1)
-	p, err := NewPasskey(s.tokens, s.rng.Uint64())
+	p, err := NewPasskey(s.text, s.rng.Uint64())
 	if err != nil {
 		return false
 	}
@@ -212,10 +221,23 @@ func (s *Sampler) episodeRow(x, y []int) bool {
 	if err != nil {
 		return false
 	}
-	text := append(append(e.Prompt, e.Answer...), s.tokens[tail:tail+n-size]...)
+	text := append(append(e.Prompt, e.Answer...), s.text[tail:tail+n-size]...)
 	for i := 0; i < s.length; i++ {
 		x[i] = int(text[i])
 		y[i] = int(text[i+1])
+	}
+	return true
+}
+
+// sameBytes reports whether ids are the byte tokenizer's ids of text.
+func sameBytes(text []byte, ids []uint32) bool {
+	if len(text) != len(ids) {
+		return false
+	}
+	for i, b := range text {
+		if ids[i] != uint32(b) {
+			return false
+		}
 	}
 	return true
 }

@@ -37,11 +37,11 @@ func TestMixPasskeyRows(t *testing.T) {
 	const length, batch = 128, 8
 	for _, frac := range []float64{0.1, 0.5, 0.9} {
 		t.Run(fmt.Sprint(frac), func(t *testing.T) {
-			s, err := NewSampler(text, length, batch, 7)
+			s, err := NewSampler(ByteTokenizer{}.Encode(text), length, batch, 7)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.MixPasskey(frac); err != nil {
+			if err := s.MixPasskey(frac, text); err != nil {
 				t.Fatal(err)
 			}
 			episodes, rows := 0, 0
@@ -96,24 +96,24 @@ func TestMixPasskeyRows(t *testing.T) {
 
 func TestMixPasskeyZeroIsPlain(t *testing.T) {
 	text := []byte(strings.Repeat("abcdefghij0123456789", 50))
-	a, _ := NewSampler(text, 120, 4, 3)
-	b, _ := NewSampler(text, 120, 4, 3)
-	if err := b.MixPasskey(0); err != nil {
+	a, _ := NewSampler(ByteTokenizer{}.Encode(text), 120, 4, 3)
+	b, _ := NewSampler(ByteTokenizer{}.Encode(text), 120, 4, 3)
+	if err := b.MixPasskey(0, text); err != nil {
 		t.Fatal(err)
 	}
 	for range 10 {
 		xa, ya := a.Batch()
 		xb, yb := b.Batch()
 		if !slices.Equal(xa, xb) || !slices.Equal(ya, yb) {
-			t.Fatal("MixPasskey(0) changed the batches")
+			t.Fatal("MixPasskey(0, text) changed the batches")
 		}
 	}
 }
 
 func TestMixPasskeyResume(t *testing.T) {
 	text := []byte(strings.Repeat("Of the Refractions of Light. ", 300))
-	a, _ := NewSampler(text, 128, 4, 11)
-	_ = a.MixPasskey(0.5)
+	a, _ := NewSampler(ByteTokenizer{}.Encode(text), 128, 4, 11)
+	_ = a.MixPasskey(0.5, text)
 	for range 5 {
 		a.Batch()
 	}
@@ -121,8 +121,8 @@ func TestMixPasskeyResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewSampler(text, 128, 4, 99)
-	_ = b.MixPasskey(0.5)
+	b, _ := NewSampler(ByteTokenizer{}.Encode(text), 128, 4, 99)
+	_ = b.MixPasskey(0.5, text)
 	if err := b.UnmarshalBinary(state); err != nil {
 		t.Fatal(err)
 	}
@@ -147,16 +147,16 @@ func TestMixPasskeyErrors(t *testing.T) {
 		{128, math.NaN(), "not in [0, 1)"},
 		{PasskeyWindowMin - 2, 0.1, "at least 100 tokens"},
 	} {
-		s, err := NewSampler(text, c.length, 1, 1)
+		s, err := NewSampler(ByteTokenizer{}.Encode(text), c.length, 1, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.MixPasskey(c.frac); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := s.MixPasskey(c.frac, text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("MixPasskey(%v) at length %d: %v, want %q", c.frac, c.length, err, c.want)
 		}
 	}
-	s, _ := NewSampler(text, PasskeyWindowMin-2, 1, 1)
-	if err := s.MixPasskey(0); err != nil {
-		t.Errorf("MixPasskey(0) on a short window: %v", err)
+	s, _ := NewSampler(ByteTokenizer{}.Encode(text), PasskeyWindowMin-2, 1, 1)
+	if err := s.MixPasskey(0, text); err != nil {
+		t.Errorf("MixPasskey(0, text) on a short window: %v", err)
 	}
 }

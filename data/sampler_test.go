@@ -28,7 +28,7 @@ func TestNewSamplerErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSampler(byteSeq(tt.n), tt.len, tt.batch, 1)
+			s, err := NewSampler(ByteTokenizer{}.Encode(byteSeq(tt.n)), tt.len, tt.batch, 1)
 			if err == nil {
 				t.Fatalf("NewSampler = %v, want error", s)
 			}
@@ -41,7 +41,7 @@ func TestNewSamplerErrors(t *testing.T) {
 
 func mustSampler(t *testing.T, tokens []byte, length, batch int, seed uint64) *Sampler {
 	t.Helper()
-	s, err := NewSampler(tokens, length, batch, seed)
+	s, err := NewSampler(ByteTokenizer{}.Encode(tokens), length, batch, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ type AttentionResult struct {
 // averaged over the queries at positions >= L inside their windows:
 // whether a head looks past what it was trained on. The statistics come
 // from the tiled kernel's online softmax (layers.AttentionStats).
-func AttentionStats(m *model.Model, tokens []byte, o Options) (AttentionResult, error) {
+func AttentionStats(m *model.Model, tokens []uint32, o Options) (AttentionResult, error) {
 	if o.Len < 1 {
 		return AttentionResult{}, fmt.Errorf("eval: length must be positive, got %d", o.Len)
 	}
@@ -171,7 +171,7 @@ func (r AttentionReport) Markdown(w io.Writer) error {
 // statsPass runs windows of one length, batch at a time (len(ws) is a
 // multiple of batch), through one statistics graph and hands its statistics
 // to collect.
-func statsPass(m *model.Model, tokens []byte, ws []data.Window, batch int, collect func([]*layers.AttentionStats)) error {
+func statsPass(m *model.Model, tokens []uint32, ws []data.Window, batch int, collect func([]*layers.AttentionStats)) error {
 	l := ws[0].Len
 	g, stats, err := m.NewStatsGraph(batch, l, m.Config.TrainLen)
 	if err != nil {

@@ -41,9 +41,11 @@ train: {batch: 4, steps: 300, lr: 3.0e-3, warmup: 2, eval_tokens: 256, final_eva
 	if err != nil {
 		log.Fatal(err)
 	}
-	// One window as long as the text scores every byte after the first.
-	text := []byte("Light is refracted at the surface of the glass.")
-	res, err := eval.Perplexity(run.Model, text, eval.Options{Len: len(text) - 1})
+	// The run's tokenizer (here the byte tokenizer, one token a byte)
+	// encodes the text; one window as long as it scores every token after
+	// the first.
+	ids := run.Tokenizer.Encode([]byte("Light is refracted at the surface of the glass."))
+	res, err := eval.Perplexity(run.Model, ids, eval.Options{Len: len(ids) - 1, Tokenizer: run.Tokenizer})
 	if err != nil {
 		log.Fatal(err)
 	}

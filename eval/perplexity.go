@@ -51,6 +51,9 @@ type Options struct {
 	// whose estimated memory (EstimateBytes) does not fit in it (FitsMemory:
 	// at most MemoryPercent of it).
 	MemoryLimit int64
+	// Tokenizer made the tokens: bits per byte count the bytes of each
+	// scored token by it. Nil: the byte tokenizer, one byte a token.
+	Tokenizer data.Tokenizer
 }
 
 // defaultBatchTokens is the tokens of one forward pass, as in the PyTorch
@@ -59,12 +62,17 @@ const defaultBatchTokens = 4096
 
 // Result is the measurement at one length.
 type Result struct {
-	Len             int       `json:"len"`
-	Protocol        string    `json:"protocol"`
-	Stride          int       `json:"stride"`
-	PPL             float64   `json:"ppl"`
-	NatsPerToken    float64   `json:"nats_per_token"`
-	BitsPerByte     float64   `json:"bits_per_byte"`
+	Len          int     `json:"len"`
+	Protocol     string  `json:"protocol"`
+	Stride       int     `json:"stride"`
+	PPL          float64 `json:"ppl"`
+	NatsPerToken float64 `json:"nats_per_token"`
+	// BitsPerByte is the total negative log-likelihood of the scored
+	// tokens over ln 2 times Bytes: the same scale for every tokenizer;
+	// log2(PPL) for the byte tokenizer.
+	BitsPerByte float64 `json:"bits_per_byte"`
+	// Bytes is the number of bytes the scored tokens stand for.
+	Bytes           int64     `json:"bytes"`
 	Tokens          int       `json:"tokens"`
 	Windows         int       `json:"windows"`
 	WallSeconds     float64   `json:"wall_seconds"`
@@ -76,8 +84,7 @@ type Result struct {
 	PositionBuckets []PositionBucket `json:"position_buckets,omitempty"`
 }
 
-// Perplexity scores tokens (a stream, one byte per token, such as
-// []byte(text); token t+1 is predicted from the tokens before it inside its
+// Perplexity scores tokens (a stream of ids of o.Tokenizer; token t+1 is predicted from the tokens before it inside its
 // window) with m. Every predictable token is
 // scored exactly once. With the non-overlapping protocol, a tail shorter than
 // one window is scored as one shorter window at its own length, and counted.
@@ -88,7 +95,7 @@ type Result struct {
 // *LengthError (CheckLength), and one whose estimate does not fit in
 // o.MemoryLimit with a *MemoryError (CheckMemory), before anything is
 // allocated.
-func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
+func Perplexity(m *model.Model, tokens []uint32, o Options) (Result, error) {
 	if o.Len < 1 {
 		return Result{}, fmt.Errorf("eval: length must be positive, got %d", o.Len)
 	}
@@ -123,7 +130,7 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	}
 	rss := osutil.StartRSS()
 	start := time.Now()
-	t := &tally{posSum: make([]float64, o.Len), posCount: make([]int, o.Len), progress: o.Progress}
+	t := &tally{posSum: make([]float64, o.Len), posCount: make([]int, o.Len), progress: o.Progress, tok: o.Tokenizer}
 	for _, w := range ws {
 		t.toScore += w.Score
 	}
@@ -152,7 +159,8 @@ func Perplexity(m *model.Model, tokens []byte, o Options) (Result, error) {
 	posSum, posCount := t.posSum, t.posCount
 	res.NatsPerToken = t.total / float64(res.Tokens)
 	res.PPL = math.Exp(res.NatsPerToken)
-	res.BitsPerByte = res.NatsPerToken / math.Ln2
+	res.Bytes = t.bytes
+	res.BitsPerByte = t.total / (math.Ln2 * float64(t.bytes))
 	res.TokensPerSecond = float64(res.Tokens) / res.WallSeconds
 	res.PositionLoss = make([]float64, o.Len)
 	for p := range posSum {
@@ -190,6 +198,8 @@ type tally struct {
 	posCount        []int
 	total           float64
 	scored, toScore int
+	bytes           int64          // the bytes the scored tokens stand for
+	tok             data.Tokenizer // counts them (nil: one a token)
 	progress        func(scored, total int)
 }
 
@@ -198,7 +208,7 @@ type tally struct {
 // fewer tokens than their length (sliding windows) run through a scoring
 // graph (model.NewScoringGraph), which spends the last layer and the head on
 // the scored rows alone.
-func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, t *tally) error {
+func scoreWindows(m *model.Model, tokens []uint32, ws []data.Window, batch int, t *tally) error {
 	l, sc := ws[0].Len, ws[0].Score
 	if batch > len(ws) {
 		batch = len(ws)
@@ -241,6 +251,7 @@ func scoreWindows(m *model.Model, tokens []byte, ws []data.Window, batch int, t 
 				t.total += x
 			}
 			t.scored += sc
+			t.bytes += data.CoveredBytes(t.tok, tokens[chunk[r].Start+l-sc+1:chunk[r].Start+l+1])
 		}
 		if t.progress != nil {
 			t.progress(t.scored, t.toScore)

@@ -34,7 +34,12 @@ type RunReport struct {
 	// Weights names the checkpoint that made the results (nil in reports
 	// written before reports named it).
 	Weights *Weights `json:"weights,omitempty"`
-	Results []Result `json:"results"`
+	// Tokenizer describes the run's tokenizer (data.Tokenizer String),
+	// TokenizerHash names it; empty in reports written before runs had one
+	// (byte runs).
+	Tokenizer     string   `json:"tokenizer,omitempty"`
+	TokenizerHash string   `json:"tokenizer_hash,omitempty"`
+	Results       []Result `json:"results"`
 }
 
 // Scheme names the run's position scheme with its extension, if any:
@@ -116,9 +121,10 @@ func (x *Result) UnmarshalJSON(b []byte) error {
 }
 
 // Markdown writes the perplexity table: one row per evaluation length (and
-// protocol), one column per run, named by its position scheme and directory.
-// Above it, a line per run that names its Weights says which checkpoint
-// made the column.
+// protocol), one column per run, named by its position scheme and directory;
+// then the same table in bits per byte (Result.BitsPerByte), the column
+// that compares runs of different tokenizers. Above them, a line per run
+// that names its Weights says which checkpoint made the column.
 func (r Report) Markdown(w io.Writer) error {
 	type key struct {
 		len      int
@@ -147,32 +153,37 @@ func (r Report) Markdown(w io.Writer) error {
 	})
 	var b strings.Builder
 	writeWeights(&b, r.Runs, func(run RunReport) *Weights { return run.Weights })
-	b.WriteString("| eval length |")
-	for _, run := range r.Runs {
-		fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)
-	}
-	b.WriteString("\n|---|")
-	for range r.Runs {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, k := range keys {
-		label := fmt.Sprintf("%d", k.len)
-		if k.protocol == Sliding {
-			label += fmt.Sprintf(" (sliding, stride %d)", k.stride)
-		}
-		fmt.Fprintf(&b, "| %s |", label)
+	writeTable := func(cell func(Result) string) {
+		b.WriteString("| eval length |")
 		for _, run := range r.Runs {
-			cell := " – |"
-			for _, x := range run.Results {
-				if (key{x.Len, x.Protocol, x.Stride}) == k {
-					cell = fmt.Sprintf(" %.3f |", x.PPL)
-				}
-			}
-			b.WriteString(cell)
+			fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)
+		}
+		b.WriteString("\n|---|")
+		for range r.Runs {
+			b.WriteString("---|")
 		}
 		b.WriteString("\n")
+		for _, k := range keys {
+			label := fmt.Sprintf("%d", k.len)
+			if k.protocol == Sliding {
+				label += fmt.Sprintf(" (sliding, stride %d)", k.stride)
+			}
+			fmt.Fprintf(&b, "| %s |", label)
+			for _, run := range r.Runs {
+				c := " – |"
+				for _, x := range run.Results {
+					if (key{x.Len, x.Protocol, x.Stride}) == k {
+						c = " " + cell(x) + " |"
+					}
+				}
+				b.WriteString(c)
+			}
+			b.WriteString("\n")
+		}
 	}
+	writeTable(func(x Result) string { return fmt.Sprintf("%.3f", x.PPL) })
+	b.WriteString("\nbits per byte (the same scale for every tokenizer):\n\n")
+	writeTable(func(x Result) string { return fmt.Sprintf("%.4f", x.BitsPerByte) })
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -3,6 +3,8 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/alibi-go/alibi/data"
@@ -20,6 +22,15 @@ type Trained struct {
 	Model   *model.Model
 	Corpus  string  // training corpus spec, from the checkpoint
 	ValFrac float64 // validation fraction, from the checkpoint
+	// Tokenizer is the run's tokenizer: the byte tokenizer for a checkpoint
+	// that names none (model.MetaTokenizer) or names the byte tokenizer's
+	// hash, else the run directory's tokenizer.json (model.TokenizerFile),
+	// whose hash must be the one the checkpoint names. Nil when the
+	// checkpoint names a tokenizer that was not found: UseTokenizer gives it.
+	Tokenizer data.Tokenizer
+	// TokenizerHash is the hash the checkpoint names (the byte tokenizer's
+	// for a checkpoint that names none).
+	TokenizerHash string
 }
 
 // Label is Name, followed by the weights' Status when they are not the
@@ -99,6 +110,9 @@ func newTrained(name, path string, c *model.Checkpoint, w Weights) (*Trained, er
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r := &Trained{Name: name, Checkpoint: path, Weights: w, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
+	if err := r.findTokenizer(c); err != nil {
+		return nil, err
+	}
 	if v, ok := c.Meta[model.MetaValFrac]; ok {
 		if r.ValFrac, err = strconv.ParseFloat(v, 64); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, model.MetaValFrac, err)
@@ -107,17 +121,93 @@ func newTrained(name, path string, c *model.Checkpoint, w Weights) (*Trained, er
 	return r, nil
 }
 
-// ValidationTokens returns the validation split of the run's own corpus, one
-// byte per token. progress (which may be nil) sees the corpus being read.
-func (r *Trained) ValidationTokens(progress data.Progress) ([]byte, error) {
-	_, val, err := r.splits(progress)
-	return val, err
+// findTokenizer sets Tokenizer and TokenizerHash from the checkpoint c: the
+// byte tokenizer for a byte run, else the tokenizer.json of the run
+// directory the checkpoint is in, refused if its hash differs.
+func (r *Trained) findTokenizer(c *model.Checkpoint) error {
+	bytesHash := data.ByteTokenizer{}.Hash()
+	r.TokenizerHash = c.Meta[model.MetaTokenizer]
+	if r.TokenizerHash == "" || r.TokenizerHash == bytesHash {
+		r.TokenizerHash, r.Tokenizer = bytesHash, data.ByteTokenizer{}
+		return r.checkVocab()
+	}
+	dir := runOf(r.Checkpoint)
+	if dir == "" {
+		return nil
+	}
+	path := filepath.Join(dir, model.TokenizerFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	t, err := data.LoadTokenizer(path)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", dir, err)
+	}
+	return r.UseTokenizer(t, path)
 }
 
-// TrainingTokens returns the training split of the run's own corpus, one
-// byte per token: the filler of its passkey episodes. progress (which may be
-// nil) sees the corpus being read.
-func (r *Trained) TrainingTokens(progress data.Progress) ([]byte, error) {
+// UseTokenizer makes t, read from source (a path, for messages), the
+// tokenizer of r, after checking that its hash is the one the checkpoint
+// names: a checkpoint scored with the ids of another tokenizer is refused.
+func (r *Trained) UseTokenizer(t data.Tokenizer, source string) error {
+	if h := t.Hash(); h != r.TokenizerHash {
+		return fmt.Errorf("%s was trained with tokenizer %.12s…, but %s is %v with hash %.12s…: its ids are not the ones the model learned",
+			r.Checkpoint, r.TokenizerHash, source, t, h)
+	}
+	r.Tokenizer = t
+	return r.checkVocab()
+}
+
+// checkVocab refuses a tokenizer of another size than the model's vocabulary.
+func (r *Trained) checkVocab() error {
+	if v := r.Tokenizer.VocabSize(); v != r.Model.Config.Vocab {
+		return fmt.Errorf("%s: its vocabulary has %d tokens but its tokenizer, %v, has %d", r.Checkpoint, r.Model.Config.Vocab, r.Tokenizer, v)
+	}
+	return nil
+}
+
+// RunTokenizer returns Tokenizer, or an error saying that the checkpoint's
+// tokenizer was not found and how to give it.
+func (r *Trained) RunTokenizer() (data.Tokenizer, error) {
+	if r.Tokenizer == nil {
+		return nil, fmt.Errorf("%s was trained with tokenizer %.12s…, and no %s beside its run holds it: give the run's tokenizer.json with --tokenizer",
+			r.Checkpoint, r.TokenizerHash, model.TokenizerFile)
+	}
+	return r.Tokenizer, nil
+}
+
+// ValidationTokens returns the validation split of the run's own corpus,
+// encoded by the run's tokenizer. progress (which may be nil) sees the corpus being read.
+func (r *Trained) ValidationTokens(progress data.Progress) ([]uint32, error) {
+	t, err := r.RunTokenizer()
+	if err != nil {
+		return nil, err
+	}
+	_, val, err := r.splits(progress)
+	if err != nil {
+		return nil, err
+	}
+	return t.Encode(val), nil
+}
+
+// TrainingTokens returns the training split of the run's own corpus,
+// encoded by the run's tokenizer. progress (which may be nil) sees the
+// corpus being read.
+func (r *Trained) TrainingTokens(progress data.Progress) ([]uint32, error) {
+	t, err := r.RunTokenizer()
+	if err != nil {
+		return nil, err
+	}
+	train, _, err := r.splits(progress)
+	if err != nil {
+		return nil, err
+	}
+	return t.Encode(train), nil
+}
+
+// TrainingText returns the training split of the run's own corpus as text:
+// the filler of passkey episodes.
+func (r *Trained) TrainingText(progress data.Progress) ([]byte, error) {
 	train, _, err := r.splits(progress)
 	return train, err
 }
@@ -136,14 +226,16 @@ func (r *Trained) splits(progress data.Progress) (train, val []byte, err error) 
 	return train, val, nil
 }
 
-// FileTokens reads a text file, directory or corpus spec as one token stream.
-func FileTokens(path string) ([]byte, error) {
+// FileTokens reads a text file, directory or corpus spec as one token
+// stream, encoded by t.
+func FileTokens(path string, t data.Tokenizer) ([]uint32, error) {
 	c, err := data.LoadCorpus(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(c.Bytes) < 2 {
-		return nil, fmt.Errorf("data %s: %d bytes are too few to score", path, len(c.Bytes))
+	ids := t.Encode(c.Bytes)
+	if len(ids) < 2 {
+		return nil, fmt.Errorf("data %s: %d tokens are too few to score", path, len(ids))
 	}
-	return c.Bytes, nil
+	return ids, nil
 }

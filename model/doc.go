@@ -5,8 +5,12 @@
 // # Using a trained model
 //
 // LoadCheckpoint reads a checkpoint file (LatestCheckpoint, the newest of a
-// run directory) and Checkpoint.Model makes the model. Tokens are bytes.
-// Generate continues prompts (greedily with Greedy). To score a
+// run directory) and Checkpoint.Model makes the model. The model reads
+// token ids of its run's tokenizer (data.Tokenizer; Config.Vocab is its
+// size), 32-bit ids widened to the ints a graph reads; for a byte-level run
+// the id of a byte is its value. Generate continues prompts (greedily with
+// Greedy), encoding them and turning each generated token back into its
+// bytes with GenerateOptions.Tokenizer. To score a
 // text, eval.Perplexity gives its mean negative log-likelihood and
 // perplexity; for the loss of one batch of ids and targets, build a graph
 // with NewGraph (without gradients, to evaluate), Execute it and read
@@ -31,7 +35,7 @@
 // builds: the same layers, weights and attention kernel as training, with
 // the queries at their absolute positions (the offset is the number of
 // cached tokens). Prompts of different lengths decode together in one batch
-// without padding, each getting exactly the bytes it gets alone. The cached
+// without padding, each getting exactly the tokens it gets alone. The cached
 // logits equal the full forward pass over the same prefix for every scheme
 // (tested past five times the training length), which guards against the
 // known ALiBi cache bugs: no bias in incremental decoding, a bias built over
@@ -68,7 +72,10 @@
 // train.config (the whole run config), the training state (train.step,
 // train.tokens, train.loss, train.elapsed_seconds, train.optimizer_step,
 // train.sampler and the timing counters) and the corpus's fingerprint
-// (data.corpus, data.val_frac, data.sha256, data.bytes, data.go_version).
+// (data.corpus, data.val_frac, data.sha256, data.bytes, data.go_version),
+// and data.tokenizer (MetaTokenizer), the Hash of the run's tokenizer,
+// whose tokenizer.json the run directory holds (TokenizerFile); a
+// checkpoint without it is a byte-level run's.
 // Checkpoints are written atomically: a temporary file, fsync, rename, and
 // an fsync of the directory.
 package model

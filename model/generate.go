@@ -26,6 +26,9 @@ type GenerateOptions struct {
 	// Chunk is the number of prompt tokens run at a time while prefilling
 	// (default 64).
 	Chunk int
+	// Tokenizer encodes the prompts and gives each generated token's
+	// bytes: the model's own (nil: the byte tokenizer, one byte a token).
+	Tokenizer data.Tokenizer
 }
 
 // Generation is what Generate produced for one prompt.
@@ -86,11 +89,18 @@ func (m *Model) Generate(prompts [][]byte, opt GenerateOptions, emit func(prompt
 		return g.LogitsData(), nil
 	}
 	v := m.Config.Vocab
+	tok := opt.Tokenizer
+	if tok == nil {
+		tok = data.ByteTokenizer{}
+	}
+	if tok.VocabSize() != v {
+		return nil, stats, fmt.Errorf("the tokenizer has %d tokens but the model's vocabulary %d", tok.VocabSize(), v)
+	}
 	out := make([]Generation, len(prompts))
 	rows := make([]*genRow, len(prompts))
 	start := time.Now()
 	for b, p := range prompts {
-		ids := data.Encode(p)
+		ids := toInts(tok.Encode(p))
 		var logits []float32
 		for at := 0; at < len(ids); at += opt.Chunk {
 			q := min(opt.Chunk, len(ids)-at)
@@ -101,7 +111,7 @@ func (m *Model) Generate(prompts [][]byte, opt GenerateOptions, emit func(prompt
 			logits = all[(q-1)*v : q*v]
 		}
 		stats.PrefillTokens += len(ids)
-		rows[b] = &genRow{sampler: NewSampler(opt.Sampling, opt.Seed), stop: opt.Stop}
+		rows[b] = &genRow{sampler: NewSampler(opt.Sampling, opt.Seed), stop: opt.Stop, tok: tok}
 		out[b].PromptTokens = len(ids)
 		rows[b].take(logits, emit, b, &out[b])
 	}
@@ -155,6 +165,7 @@ func checkGenerate(prompts [][]byte, opt GenerateOptions) error {
 // genRow is one prompt's generation state.
 type genRow struct {
 	sampler *Sampler
+	tok     data.Tokenizer
 	stop    []byte
 	text    []byte // generated so far, stop string included
 	emitted int    // bytes of text already emitted
@@ -166,7 +177,8 @@ type genRow struct {
 // become final.
 func (r *genRow) take(logits []float32, emit func(int, []byte), b int, g *Generation) {
 	r.last = r.sampler.Next(logits)
-	r.text = append(r.text, byte(r.last))
+	tb, _ := r.tok.Token(uint32(r.last)) // an id of no token (a hole in a loaded vocabulary) adds no bytes
+	r.text = append(r.text, tb...)
 	g.Tokens++
 	if len(r.stop) > 0 && bytes.HasSuffix(r.text, r.stop) {
 		r.done, g.Stopped = true, true
@@ -181,6 +193,15 @@ func (r *genRow) take(logits []float32, emit func(int, []byte), b int, g *Genera
 		emit(b, r.text[r.emitted:final])
 	}
 	r.emitted = max(r.emitted, final)
+}
+
+// toInts widens token ids to the ints a graph reads.
+func toInts(ids []uint32) []int {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = int(id)
+	}
+	return out
 }
 
 // flush emits whatever was held back when the generation ends.

@@ -25,7 +25,15 @@ const SummaryFile = "summary.json"
 const (
 	MetaCorpus  = "data.corpus"
 	MetaValFrac = "data.val_frac"
+	// MetaTokenizer is the Hash of the run's tokenizer (data.Tokenizer),
+	// whose tokenizer.json the run directory holds (TokenizerFile). A
+	// checkpoint without it is a byte-level run's.
+	MetaTokenizer = "data.tokenizer"
 )
+
+// TokenizerFile is the file of a run directory that holds the run's
+// tokenizer as a Hugging Face tokenizer.json.
+const TokenizerFile = "tokenizer.json"
 
 // Metadata keys a training run stores in its checkpoints that say how far
 // the run had got: the step the checkpoint was saved at, and the run's

@@ -31,6 +31,11 @@ type DataConfig struct {
 	// (the default, shipped with the project).
 	Corpus  string  `yaml:"corpus" json:"corpus"`
 	ValFrac float64 `yaml:"val_frac" json:"val_frac"`
+	// Tokenizer turns the text into tokens (data.ParseTokenizerSpec):
+	// "bytes" (the default), "bpe:N" for a byte-level BPE of N tokens
+	// trained on the training split, or the path of a Hugging Face
+	// tokenizer.json. model.vocab is its size.
+	Tokenizer string `yaml:"tokenizer" json:"tokenizer"`
 	// Passkey is the fraction of training windows that are passkey
 	// episodes (data.Sampler MixPasskey), in [0, 1); 0, the default, trains
 	// on plain text only. The validation split stays plain text.
@@ -69,8 +74,8 @@ type Settings struct {
 // Defaults returns the settings a config file may leave out.
 func Defaults() Config {
 	return Config{
-		Model: model.Config{Vocab: 256, Pos: model.PosALiBi, Seed: 1337},
-		Data:  DataConfig{Corpus: "builtin:opticks", ValFrac: 0.1},
+		Model: model.Config{Pos: model.PosALiBi, Seed: 1337},
+		Data:  DataConfig{Corpus: "builtin:opticks", ValFrac: 0.1, Tokenizer: data.ByteTokenizerName},
 		Train: Settings{Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, Clip: 1.0, LogEvery: 10, EvalEvery: 500,
 			EvalTokens: 16384, CheckpointEvery: 500, KeepCheckpoints: 3},
 	}
@@ -107,7 +112,20 @@ func ParseConfig(b []byte) (Config, error) {
 			return Config{}, err
 		}
 	}
-	return cfg, cfg.Validate()
+	if cfg.Data.Tokenizer == "" {
+		cfg.Data.Tokenizer = data.ByteTokenizerName
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	if cfg.Model.Vocab == 0 {
+		spec, _ := data.ParseTokenizerSpec(cfg.Data.Tokenizer) // Validate parsed it
+		cfg.Model.Vocab = spec.Vocab
+		if spec.Kind == data.ByteTokenizerName {
+			cfg.Model.Vocab = data.VocabSize
+		}
+	}
+	return cfg, nil
 }
 
 // decodeKeys decodes the mapping n into the struct v, key by key, so that
@@ -168,9 +186,28 @@ func kindName(k reflect.Kind) string {
 }
 
 // Validate reports the first invalid setting by its key.
+//
+// model.vocab may be 0: the tokenizer's size, which Train sets once the
+// tokenizer is made. Given, it must be the size data.tokenizer makes.
 func (c Config) Validate() error {
-	if err := c.Model.Validate(); err != nil {
+	spec, err := data.ParseTokenizerSpec(c.Data.Tokenizer)
+	if err != nil {
+		return fmt.Errorf("data.tokenizer: %w", err)
+	}
+	m := c.Model
+	switch {
+	case m.Vocab == 0:
+		m.Vocab = 1 // derived from the tokenizer
+	case spec.Kind == data.ByteTokenizerName && m.Vocab != data.VocabSize:
+		return fmt.Errorf("model.vocab is %d but data.tokenizer bytes has %d tokens: leave model.vocab out, it is the tokenizer's", m.Vocab, data.VocabSize)
+	case spec.Kind == "bpe" && m.Vocab != spec.Vocab:
+		return fmt.Errorf("model.vocab is %d but data.tokenizer bpe:%d has %d tokens: leave model.vocab out, it is the tokenizer's", m.Vocab, spec.Vocab, spec.Vocab)
+	}
+	if err := m.Validate(); err != nil {
 		return err
+	}
+	if c.Data.Passkey > 0 && spec.Kind != data.ByteTokenizerName {
+		return fmt.Errorf("data.passkey needs data.tokenizer bytes: passkey episodes are laid out one token a byte")
 	}
 	t := c.Train
 	for _, f := range []struct {

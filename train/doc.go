@@ -14,7 +14,7 @@
 //	name: tiny                # default: the config file's name; the run directory is runs/<name>
 //	out: ""                   # run directory, if not runs/<name>
 //	model:
-//	  vocab: 256              # byte-level tokenizer: always 256
+//	  vocab: 256              # derived: data.tokenizer's size (256 for bytes, N for bpe:N); a value given must be it
 //	  d_model: 128            # required; width, divisible by n_heads
 //	  n_layers: 4             # required
 //	  n_heads: 4              # required
@@ -26,7 +26,9 @@
 //	data:
 //	  corpus: builtin:opticks # default; or goroot:src, a text file, or a directory (read recursively, sorted)
 //	  val_frac: 0.1           # default; the last 10% of the bytes are the validation split
-//	  passkey: 0              # default 0; fraction of training windows that are passkey episodes, in [0, 1)
+//	  tokenizer: bytes        # default bytes; bpe:N (a byte-level BPE of N tokens trained on the training split),
+//	                          # or the path of a Hugging Face tokenizer.json (byte-level BPE)
+//	  passkey: 0              # default 0; fraction of training windows that are passkey episodes, in [0, 1); bytes only
 //	train:
 //	  batch: 16               # required
 //	  steps: 2000             # required
@@ -55,17 +57,33 @@
 //
 //	config.yaml          the resolved config: file, defaults and flags together
 //	run.lock             the lock of the one process writing the run (PID, host, start time)
+//	tokenizer.json       the run's tokenizer in Hugging Face's format; a resumed run reads it
 //	checkpoints/         step-NNNNNNNN.safetensors: weights, optimizer moments, training state,
-//	                     the run config and the corpus's fingerprint; the last keep_checkpoints are kept
+//	                     the run config, the corpus's fingerprint and the tokenizer's hash
+//	                     (model.MetaTokenizer); the last keep_checkpoints are kept
 //	metrics.jsonl        one JSON object per logged step (step, loss, lr, grad_norm, tokens,
 //	                     tokens_per_second, elapsed_seconds) and per validation (val_loss, val_ppl,
 //	                     val_tokens; at each of eval_lens: val_len, val_loss_at_len, val_ppl_at_len)
 //	summary.json         steps, tokens, wall_seconds, tokens_per_second, final_train_loss, val_loss,
-//	                     val_ppl, peak_rss_bytes, params, pos, train_len, checkpoint, corpus,
+//	                     val_ppl, val_bits_per_byte, tokenizer, tokenizer_hash, bytes_per_token,
+//	                     peak_rss_bytes, params, pos, train_len, checkpoint, corpus,
 //	                     corpus_bytes, corpus_sha256, go_version, processor, kernels
 //
 // val_ppl is scored over non-overlapping windows of the training length
-// (the whole validation split, or its first final_eval_tokens).
+// (the whole validation split, or its first final_eval_tokens), and
+// val_bits_per_byte is that score per byte of text: the negative
+// log-likelihood over ln 2 times the bytes the scored tokens stand for.
+//
+// # Tokens
+//
+// Every length (train_len, eval_tokens, eval_lens, final_eval_tokens) and
+// every count of tokens is in the run's tokens. The corpus is split at the
+// same byte whatever the tokenizer (val_frac of its bytes), and each split
+// is encoded on its own; a BPE (bpe:N) is trained on the training split
+// only, deterministically, and saved in the run directory, so that a
+// resumed run, cmd/eval and cmd/generate read the same ids. The byte
+// tokenizer's runs are those of the project before it had tokenizers, to
+// the last digit.
 // wall_seconds is the run's wall time, summed over its segments when it
 // was resumed; tokens_per_second counts training steps only, leaving out
 // the first 5 steps of each segment (they allocate the buffers).

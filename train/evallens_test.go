@@ -31,7 +31,7 @@ func TestEvalLens(t *testing.T) {
 	if want := "10@16 10@32 20@16 20@32 30@16"; strings.Join(got, " ") != want {
 		t.Fatalf("validations %s, want %s", strings.Join(got, " "), want)
 	}
-	_, _, val, err := LoadData(cfg, nil)
+	val, err := valTokens(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

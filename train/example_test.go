@@ -57,4 +57,5 @@ train: {batch: 4, steps: 100, lr: 3.0e-3, warmup: 2, checkpoint_every: 50, eval_
 	// metrics.jsonl
 	// run.lock
 	// summary.json
+	// tokenizer.json
 }

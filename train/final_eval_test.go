@@ -19,7 +19,7 @@ import (
 // makes 11 s pass between its calls.
 func TestFinalEvaluationProgress(t *testing.T) {
 	cfg := microConfig(t, model.PosALiBi, 2)
-	_, _, val, err := LoadData(cfg, nil)
+	val, err := valTokens(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestLoadDataRefusesShortValidation(t *testing.T) {
 			if err := os.WriteFile(cfg.Data.Corpus, bytes.Repeat([]byte("ab"), tc.bytes/2), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, _, val, err := LoadData(cfg, nil)
+			val, err := valTokens(cfg)
 			if tc.wantErr == "" {
 				if err != nil || len(val) != 17 {
 					t.Fatalf("%d validation tokens, error %v; want 17 and none", len(val), err)
@@ -73,4 +73,13 @@ func TestLoadDataRefusesShortValidation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// valTokens is the validation split of cfg's corpus, as LoadData makes it.
+func valTokens(cfg Config) ([]uint32, error) {
+	d, err := LoadData(cfg, nil, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	return d.Val, nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/train"
@@ -115,7 +116,7 @@ func TestRegisteredSchemeTrainsScoresAndGenerates(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", pos, err)
 		}
-		r, err := eval.Perplexity(m, []byte(strings.Repeat("the dog sat on the mat. ", 8)), eval.Options{Len: 16})
+		r, err := eval.Perplexity(m, data.ByteTokenizer{}.Encode([]byte(strings.Repeat("the dog sat on the mat. ", 8))), eval.Options{Len: 16})
 		if err != nil {
 			t.Fatalf("%s: perplexity: %v", pos, err)
 		}

@@ -39,6 +39,7 @@ type state struct {
 	opt     *AdamW
 	sampler *data.Sampler
 	corpus  *data.Corpus
+	tok     data.Tokenizer
 	step    int
 	tokens  int64
 	loss    float64 // training loss of the last step
@@ -65,7 +66,7 @@ type state struct {
 // wall is the run's wall time so far: the earlier segments' and this one's.
 func (s *state) wall() float64 { return s.earlier + time.Since(s.segStart).Seconds() }
 
-func newState(cfg Config, corpus *data.Corpus, trainTok []byte) (*state, error) {
+func newState(cfg Config, d *Data) (*state, error) {
 	m, err := model.New(cfg.Model)
 	if err != nil {
 		return nil, err
@@ -74,18 +75,18 @@ func newState(cfg Config, corpus *data.Corpus, trainTok []byte) (*state, error) 
 		return nil, fmt.Errorf("train.precision: %w", err)
 	}
 	// The data order has its own seed stream, apart from initialisation.
-	s, err := data.NewSampler(trainTok, cfg.Model.TrainLen, cfg.Train.Batch, cfg.Model.Seed+1)
+	s, err := data.NewSampler(d.Train, cfg.Model.TrainLen, cfg.Train.Batch, cfg.Model.Seed+1)
 	if err != nil {
 		return nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
 	}
-	if err := s.MixPasskey(cfg.Data.Passkey); err != nil {
+	if err := s.MixPasskey(cfg.Data.Passkey, d.TrainText); err != nil {
 		return nil, fmt.Errorf("data.passkey: %w", err)
 	}
 	sizes := make([]int, len(m.Weights.Names))
 	for i, name := range m.Weights.Names {
 		sizes[i] = len(m.Weights.Data(name))
 	}
-	return &state{model: m, opt: NewAdamW(cfg.Train, sizes), sampler: s, corpus: corpus, segStart: time.Now()}, nil
+	return &state{model: m, opt: NewAdamW(cfg.Train, sizes), sampler: s, corpus: d.Corpus, tok: d.Tokenizer, segStart: time.Now()}, nil
 }
 
 // save writes a checkpoint of the current step and keeps the newest
@@ -117,6 +118,7 @@ func (s *state) save(dir string, cfg Config) error {
 	c.Meta[metaRunCfg] = string(runCfg)
 	c.Meta[model.MetaCorpus] = cfg.Data.Corpus
 	c.Meta[model.MetaValFrac] = float(cfg.Data.ValFrac)
+	c.Meta[model.MetaTokenizer] = s.tok.Hash()
 	c.Meta[metaCorpusSHA256] = s.corpus.SHA256
 	c.Meta[metaCorpusBytes] = strconv.Itoa(len(s.corpus.Bytes))
 	if s.corpus.GoVersion != "" {
@@ -205,6 +207,10 @@ func (s *state) checkSameRun(c *model.Checkpoint, cfg Config, corpus *data.Corpu
 	}
 	if _, ok := c.Meta[metaCorpusSHA256]; !ok {
 		fmt.Fprintf(log, "warning: the checkpoint records no fingerprint of its corpus (an older format): the corpus cannot be checked\n")
+	}
+	if h, ok := c.Meta[model.MetaTokenizer]; ok && h != s.tok.Hash() {
+		return Config{}, fmt.Errorf("the tokenizer changed: %s is %.12s… in the checkpoint but the run's %s is %v with hash %.12s…",
+			model.MetaTokenizer, h, model.TokenizerFile, s.tok, s.tok.Hash())
 	}
 	return saved, sameRun(saved, cfg, c, corpus)
 }

@@ -30,11 +30,12 @@ func NewStepBench(cfg Config) (*StepBench, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	corpus, trainTok, _, err := LoadData(cfg, nil)
+	d, err := LoadData(cfg, nil, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	st, err := newState(cfg, corpus, trainTok)
+	cfg.Model.Vocab = d.Tokenizer.VocabSize()
+	st, err := newState(cfg, d)
 	if err != nil {
 		return nil, err
 	}

@@ -65,15 +65,23 @@ type Summary struct {
 	FinalTrainLoss  float64 `json:"final_train_loss"`
 	ValLoss         float64 `json:"val_loss"`
 	ValPPL          float64 `json:"val_ppl"`
-	PeakRSSBytes    int64   `json:"peak_rss_bytes"`
-	Params          int     `json:"params"`
-	Pos             string  `json:"pos"`
-	TrainLen        int     `json:"train_len"`
-	Checkpoint      string  `json:"checkpoint"`
-	Corpus          string  `json:"corpus"`
-	CorpusBytes     int     `json:"corpus_bytes"`
-	CorpusSHA256    string  `json:"corpus_sha256"`
-	GoVersion       string  `json:"go_version,omitempty"` // of a goroot: corpus
+	// ValBitsPerByte is the final validation's negative log-likelihood in
+	// bits per byte of text: comparable across tokenizers.
+	ValBitsPerByte float64 `json:"val_bits_per_byte"`
+	// Tokenizer describes the run's tokenizer, TokenizerHash names it, and
+	// BytesPerToken is the bytes of text a validation token stands for.
+	Tokenizer     string  `json:"tokenizer"`
+	TokenizerHash string  `json:"tokenizer_hash"`
+	BytesPerToken float64 `json:"bytes_per_token"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
+	Params        int     `json:"params"`
+	Pos           string  `json:"pos"`
+	TrainLen      int     `json:"train_len"`
+	Checkpoint    string  `json:"checkpoint"`
+	Corpus        string  `json:"corpus"`
+	CorpusBytes   int     `json:"corpus_bytes"`
+	CorpusSHA256  string  `json:"corpus_sha256"`
+	GoVersion     string  `json:"go_version,omitempty"` // of a goroot: corpus
 	// Processor names the machine the run trained on (osutil.Processor):
 	// what its tokens/s and wall time were measured on.
 	Processor string `json:"processor,omitempty"`
@@ -127,12 +135,22 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	rss := osutil.StartRSS()
 	defer rss.Stop()
 
-	corpus, trainTok, valTok, err := LoadData(cfg, opt.CorpusProgress)
+	tokDir := ""
+	if opt.Resume {
+		tokDir = dir // a resumed run keeps its own tokenizer
+	}
+	d, err := LoadData(cfg, opt.CorpusProgress, tokDir, logw)
 	if err != nil {
 		return nil, err
 	}
+	corpus, valTok := d.Corpus, d.Val
+	cfg.Model.Vocab = d.Tokenizer.VocabSize()
 	fmt.Fprintf(logw, "corpus %s: %d bytes in %d files, SHA-256 %.12s…\n", corpus.Spec, len(corpus.Bytes), corpus.Files, corpus.SHA256)
-	st, err := newState(cfg, corpus, trainTok)
+	if d.Tokenizer.Kind() != data.ByteTokenizerName {
+		fmt.Fprintf(logw, "tokenizer %v, hash %.12s…: %d training and %d validation tokens (%.3f bytes a token)\n",
+			d.Tokenizer, d.Tokenizer.Hash(), len(d.Train), len(d.Val), float64(len(d.TrainText))/float64(len(d.Train)))
+	}
+	st, err := newState(cfg, d)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +181,9 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
 	removeStaleTemps(dir, logw)
+	if err := saveTokenizer(dir, d.Tokenizer); err != nil {
+		return nil, err
+	}
 	if err := writeResolvedConfig(dir, cfg); err != nil {
 		return nil, err
 	}
@@ -175,7 +196,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
 		return nil, err
 	}
-	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens,
+	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens, Tokenizer: d.Tokenizer,
 		Progress: eval.NewProgress(logw, opt.Terminal, cfg.Model.TrainLen, opt.now)}
 	if scored := eval.ScoredTokens(len(valTok), final); scored < len(valTok)-1 {
 		fmt.Fprintf(logw, "evaluating on the first %d tokens of the validation split...\n", scored)
@@ -187,14 +208,15 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Steps: st.step, Tokens: st.tokens, WallSeconds: st.wall(),
-		FinalTrainLoss: st.loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, PeakRSSBytes: rss.Peak(),
+		FinalTrainLoss: st.loss, ValLoss: r.NatsPerToken, ValPPL: r.PPL, ValBitsPerByte: r.BitsPerByte, PeakRSSBytes: rss.Peak(),
+		Tokenizer: d.Tokenizer.String(), TokenizerHash: d.Tokenizer.Hash(), BytesPerToken: float64(r.Bytes) / float64(r.Tokens),
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
 		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
 		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion, Processor: osutil.Processor(),
 		Kernels: layers.Kernels(st.model.Precision)}
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
-		"val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
+		"val_bits_per_byte": r.BitsPerByte, "val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
 		return nil, err
 	}
 	if err := metrics.Close(); err != nil {
@@ -210,7 +232,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 // number of steps, logging metrics, validating and checkpointing as
 // configured. It returns ErrInterrupted (after a checkpoint) when ctx is
 // cancelled.
-func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok []byte, metrics *metricsFile, prog *progress) error {
+func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok []uint32, metrics *metricsFile, prog *progress) error {
 	t := cfg.Train
 	L := cfg.Model.TrainLen
 	g, err := st.model.NewGraph(t.Batch, L, true)
@@ -258,7 +280,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 			// Validate in batches of the training batch's size, and hand the
 			// evaluation graph's memory back afterwards, so that peak memory
 			// stays that of the training graph plus one small batch.
-			r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L, MaxTokens: t.EvalTokens, BatchTokens: t.Batch * L})
+			r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: L, MaxTokens: t.EvalTokens, BatchTokens: t.Batch * L, Tokenizer: st.tok})
 			debug.FreeOSMemory()
 			if err != nil {
 				return err
@@ -339,13 +361,13 @@ func (s *stepper) run(x, y []int, clip, lr float64) (loss, norm float64, err err
 // training length, as the periodic validation does at the training length,
 // and logs each as its own metrics line (val_len, val_ppl_at_len), so that
 // the lines of the training length keep their form.
-func (st *state) validateAt(t Settings, valTok []byte, metrics *metricsFile, prog *progress) error {
+func (st *state) validateAt(t Settings, valTok []uint32, metrics *metricsFile, prog *progress) error {
 	L := st.model.Config.TrainLen
 	for _, n := range t.EvalLens {
 		if n == L {
 			continue
 		}
-		r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: n, MaxTokens: t.EvalTokens, BatchTokens: max(t.Batch*L, n)})
+		r, err := eval.Perplexity(st.model, valTok, eval.Options{Len: n, MaxTokens: t.EvalTokens, BatchTokens: max(t.Batch*L, n), Tokenizer: st.tok})
 		debug.FreeOSMemory()
 		if err != nil {
 			return fmt.Errorf("validation at length %d: %w", n, err)
@@ -367,31 +389,6 @@ func (st *state) tokensPerSecond() float64 {
 		return float64(st.warmTokens) / st.warmSeconds
 	}
 	return 0
-}
-
-// LoadData reads the configured corpus and splits it into training and
-// validation tokens (one byte per token, sharing the corpus's memory).
-// progress, which may be nil, sees a directory corpus being read. A training
-// or validation split shorter than one window of train_len (plus the one
-// token it predicts last) is an error.
-func LoadData(cfg Config, progress data.Progress) (corpus *data.Corpus, trainTok, valTok []byte, err error) {
-	corpus, err = data.LoadCorpusProgress(cfg.Data.Corpus, progress)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	trainTok, valTok, err = data.Split(corpus.Bytes, cfg.Data.ValFrac)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
-	}
-	if len(trainTok) < cfg.Model.TrainLen+1 {
-		return nil, nil, nil, fmt.Errorf("corpus %s: its training split of %d tokens is shorter than one window of train_len %d + 1",
-			cfg.Data.Corpus, len(trainTok), cfg.Model.TrainLen)
-	}
-	if len(valTok) < cfg.Model.TrainLen+1 {
-		return nil, nil, nil, fmt.Errorf("corpus %s: its validation split of %d tokens is shorter than one window of train_len %d + 1",
-			cfg.Data.Corpus, len(valTok), cfg.Model.TrainLen)
-	}
-	return corpus, trainTok, valTok, nil
 }
 
 // removeStaleTemps deletes temporary files that a crash in the middle of a

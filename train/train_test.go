@@ -177,11 +177,11 @@ func TestResumeWithoutCheckpointStartsFresh(t *testing.T) {
 // bit-identical after optimizer steps, and their graph node has no gradient.
 func TestPositionBuffersUnchangedByTraining(t *testing.T) {
 	cfg := microConfig(t, model.PosALiBi, 10)
-	corpus, trainTok, _, err := LoadData(cfg, nil)
+	d, err := LoadData(cfg, nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newState(cfg, corpus, trainTok)
+	st, err := newState(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,11 +269,11 @@ func TestLearnedPositionParameters(t *testing.T) {
 	} {
 		t.Run(tc.pos, func(t *testing.T) {
 			cfg := microConfig(t, tc.pos, 12)
-			corpus, trainTok, _, err := LoadData(cfg, nil)
+			d, err := LoadData(cfg, nil, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := newState(cfg, corpus, trainTok)
+			st, err := newState(cfg, d)
 			if err != nil {
 				t.Fatal(err)
 			}

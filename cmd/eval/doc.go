@@ -6,7 +6,7 @@
 // Usage:
 //
 //	go run ./cmd/eval [--run DIR ...] [--checkpoint FILE ...] [--len N] [--lens N,N,...] [--stride S] \
-//	    [--data FILE] [--batch-tokens N] [--max-tokens N] [--max-memory SIZE] [--attention-stats] \
+//	    [--data FILE] [--tokenizer FILE] [--batch-tokens N] [--max-tokens N] [--max-memory SIZE] [--attention-stats] \
 //	    [--extend METHOD] [--extend-factor F] [--precision fp32|bf16] [--json FILE] [--plot FILE.png]
 //	go run ./cmd/eval --task passkey [--run DIR ...] [--checkpoint FILE ...] [--distances D,D,...] \
 //	    [--depths X,X,...] [--episodes N] [--seed S] [--data FILE] [--max-memory SIZE] \
@@ -25,6 +25,12 @@
 // refused in one line: evaluate it from a Go program that registers the
 // scheme and calls eval.OpenRun. --help prints the flags.
 //
+// Every length, stride and token count is in the run's tokens: a run reads
+// the ids of the tokenizer it was trained with, the tokenizer.json in its
+// run directory, which its checkpoints name by hash (a run whose
+// checkpoints name none is a byte-level run). A checkpoint and a tokenizer
+// whose hashes differ are refused in one line, never scored.
+//
 // # What to evaluate
 //
 //	--run DIR
@@ -39,7 +45,12 @@
 //		sorted order) or a corpus spec such as goroot:src or
 //		builtin:opticks, all of it. Default: the validation split of each
 //		run's own corpus (perplexity), or its training split (passkey's
-//		filler).
+//		filler). It is encoded with each run's own tokenizer.
+//	--tokenizer FILE
+//		The tokenizer.json every run was trained with, for a checkpoint
+//		kept outside its run directory. Default: each run's own
+//		tokenizer.json. A run whose checkpoint names another tokenizer is
+//		refused in one line.
 //	--extend METHOD
 //		Evaluate every run under an evaluation-time extension of its
 //		positions, which changes no weight: pi, ntk, dynamic-ntk or yarn
@@ -155,27 +166,34 @@
 // 800", "in progress at ...", "earlier checkpoint, step 400 of 800"), then a
 // Markdown table: one row per length (and protocol), one column per run,
 // named by its scheme and directory (with that state when it is not the
-// final model of a finished run); with
+// final model of a finished run), then the same table in bits per byte:
+// the negative log-likelihood of the scored tokens over ln 2 times the
+// bytes of text they stand for, which compares runs of different
+// tokenizers (for a byte-level run it is log2 of the perplexity); with
 // --attention-stats, a second table of every layer and head. With --task
 // passkey it is a table of each distance's exact-match accuracy and mean
 // log-probability (a column per run), the effective context length and the
 // contiguous one (the largest distance up to which every evaluated distance
 // meets the same bar), then the accuracy by depth. Standard error gets
-// a line per evaluation (perplexity, tokens, windows, wall time, tokens/s
-// and peak resident memory) and progress.
+// a line per evaluation (perplexity, bits per byte, tokens, windows, wall
+// time, tokens/s and peak resident memory) and progress. --task passkey
+// lays its episodes out one token a byte: it takes byte-level runs only.
 //
 // --json writes, for perplexity,
 //
 //	{"runs": [{"run", "pos", "train_len", "extend", "extend_factor", "precision",
 //	  "weights": {"checkpoint", "step", "steps", "finished", "in_progress"},
+//	  "tokenizer", "tokenizer_hash",
 //	  "results": [{"len", "protocol", "stride", "ppl", "nats_per_token", "bits_per_byte",
-//	    "tokens", "windows", "wall_seconds", "tokens_per_second", "peak_rss_bytes",
+//	    "bytes", "tokens", "windows", "wall_seconds", "tokens_per_second", "peak_rss_bytes",
 //	    "position_loss"}]}],
 //	 "attention": {"runs": [{"run", "pos", "train_len",
 //	   "results": [{"len", "train_len", "windows", "queries", "wall_seconds",
 //	     "layers": [[{"mean_distance", "entropy", "share_past_l"}]]}]}]}}
 //
-// where protocol is "nonoverlap" or "sliding", position_loss is the mean
+// where protocol is "nonoverlap" or "sliding", bytes is the bytes of text
+// the scored tokens stand for, tokenizer describes the run's tokenizer and
+// tokenizer_hash names it, position_loss is the mean
 // loss at each position in the window (null where no window scored it),
 // weights names the checkpoint, the training step it was saved at, the
 // steps of its run and whether the run finished (in_progress only when

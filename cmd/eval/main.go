@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/layers/position"
@@ -49,6 +50,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	lens := flags.String("lens", "", "comma-separated lengths to evaluate at, instead of 1x, 2x and 4x each run's training length")
 	stride := flags.Int("stride", 0, "sliding-window protocol with this stride (default: non-overlapping windows)")
 	dataPath := flags.String("data", "", "text file, directory or corpus spec to evaluate on (default: the validation split of each run's corpus)")
+	tokenizerPath := flags.String("tokenizer", "", "the runs' tokenizer.json (default: each run's own, beside its checkpoints); a checkpoint trained with another tokenizer is refused")
 	jsonPath := flags.String("json", "", "write every number to this JSON file")
 	plotPath := flags.String("plot", "", "write perplexity-vs-length and loss-by-position plots to this PNG file")
 	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
@@ -154,6 +156,22 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		opened = append(opened, r)
 	}
+	if *tokenizerPath != "" {
+		t, err := data.LoadTokenizer(*tokenizerPath)
+		if err != nil {
+			return fail("--tokenizer: %v", err)
+		}
+		for _, r := range opened {
+			if err := r.UseTokenizer(t, *tokenizerPath); err != nil {
+				return fail("%v", err)
+			}
+		}
+	}
+	for _, r := range opened {
+		if _, err := r.RunTokenizer(); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if prec == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
 		if n := layers.BF16Notice(); n != "" {
 			fmt.Fprintf(stderr, "notice: --precision bf16 %s\n", n)
@@ -165,14 +183,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		r.Model.Precision = prec
 	}
-	var fileTokens []byte
-	if *dataPath != "" {
-		if fileTokens, err = eval.FileTokens(*dataPath); err != nil {
-			return fail("%v", err)
-		}
-	}
 	if *task == "passkey" {
-		if err := passkeyTask(opened, fileTokens, pk, *jsonPath, *plotPath, stdout, stderr); err != nil {
+		var fileText []byte
+		if *dataPath != "" {
+			c, err := data.LoadCorpus(*dataPath)
+			if err != nil {
+				return fail("%v", err)
+			}
+			fileText = c.Bytes
+		}
+		if err := passkeyTask(opened, fileText, pk, *jsonPath, *plotPath, stdout, stderr); err != nil {
 			return fail("%v", err)
 		}
 		return 0
@@ -181,7 +201,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	// of every evaluation, before any of them allocates.
 	type job struct {
 		r       *eval.Trained
-		tokens  []byte
+		tokens  []uint32
 		lengths []int
 	}
 	var jobs []job
@@ -202,20 +222,24 @@ func command(args []string, stdout, stderr io.Writer) int {
 				return fail("--stride %d is longer than the window length %d", *stride, l)
 			}
 		}
-		tokens := fileTokens
-		if tokens == nil {
-			if tokens, err = r.ValidationTokens(progress); err != nil {
-				return fail("%v", err)
-			}
+		var tokens []uint32
+		if *dataPath != "" {
+			tokens, err = eval.FileTokens(*dataPath, r.Tokenizer)
+		} else {
+			tokens, err = r.ValidationTokens(progress)
+		}
+		if err != nil {
+			return fail("%v", err)
 		}
 		jobs = append(jobs, job{r, tokens, lengths})
 	}
 	terminal := cli.IsTerminal(stderr)
-	opts := func(l int) eval.Options {
+	opts := func(r *eval.Trained, l int) eval.Options {
 		return eval.Options{Len: l, Stride: *stride, BatchTokens: *batchTokens, MaxTokens: *maxTokens, MemoryLimit: memLimit,
-			Progress: eval.NewProgress(stderr, terminal, l, nil)}
+			Progress: eval.NewProgress(stderr, terminal, l, nil), Tokenizer: r.Tokenizer}
 	}
 	for _, j := range jobs {
+		opts := func(l int) eval.Options { return opts(j.r, l) }
 		for _, l := range j.lengths {
 			if err := eval.CheckLength(len(j.tokens), opts(l)); err != nil {
 				return fail("%s: %v", j.r.Name, err)
@@ -232,9 +256,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	var report eval.Report
 	for _, j := range jobs {
+		opts := func(l int) eval.Options { return opts(j.r, l) }
 		cfg := j.r.Model.Config
 		weights := j.r.Weights
-		rr := eval.RunReport{Run: j.r.Label(), Pos: cfg.Label(), TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor, Weights: &weights}
+		rr := eval.RunReport{Run: j.r.Label(), Pos: cfg.Label(), TrainLen: cfg.TrainLen, Extend: *extend, ExtendFactor: *extendFactor, Weights: &weights,
+			Tokenizer: j.r.Tokenizer.String(), TokenizerHash: j.r.TokenizerHash}
 		if prec != layers.FP32 {
 			rr.Precision = prec.String()
 		}
@@ -243,8 +269,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return fail("%s at length %d: %v", j.r.Name, l, err)
 			}
-			fmt.Fprintf(stderr, "%s (%s) len %d: ppl %.4f, %d tokens in %d windows, %.1fs, %.0f tokens/s, peak RSS %.0f MiB\n",
-				rr.Run, rr.Scheme(), l, res.PPL, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+			fmt.Fprintf(stderr, "%s (%s) len %d: ppl %.4f, %.4f bits per byte, %d tokens in %d windows, %.1fs, %.0f tokens/s, peak RSS %.0f MiB\n",
+				rr.Run, rr.Scheme(), l, res.PPL, res.BitsPerByte, res.Tokens, res.Windows, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 			rr.Results = append(rr.Results, res)
 		}
 		report.Runs = append(report.Runs, rr)

@@ -48,7 +48,7 @@ func readAttention(dir string, o options, made madeBy) (map[int]eval.AttentionRe
 
 // attentionRun measures a run's attention statistics at every length it
 // lacks, saving attention.json after each.
-func attentionRun(r *eval.Trained, val []byte, dir string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
+func attentionRun(r *eval.Trained, val []uint32, dir string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
 	have, err := readAttention(dir, o, made)
 	if err != nil {
 		return err

@@ -62,7 +62,7 @@ func extensionFile(method string) string { return "eval-" + method + ".json" }
 // extendRun evaluates a trained run under an extension at every length
 // (non-overlapping windows, the factor each length over L), reusing what
 // its extension file already holds.
-func extendRun(r *eval.Trained, val []byte, dir, method string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
+func extendRun(r *eval.Trained, val []uint32, dir, method string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
 	have, _, err := readEvaluationsFile(dir, extensionFile(method), o, made)
 	if err != nil {
 		return err
@@ -76,7 +76,9 @@ func extendRun(r *eval.Trained, val []byte, dir, method string, lengths []int, o
 			continue
 		}
 		debug.FreeOSMemory()
-		res, err := eval.Perplexity(r.Model, val, o.evalOptions(l, stderr, terminal))
+		opt := o.evalOptions(l, stderr, terminal)
+		opt.Tokenizer = r.Tokenizer
+		res, err := eval.Perplexity(r.Model, val, opt)
 		if err != nil {
 			return fmt.Errorf("%s at length %d: %w", method, l, err)
 		}

@@ -202,13 +202,17 @@ func flagSet(flags *flag.FlagSet, name string) bool {
 // of e this process trains, and a passkey distance its training split
 // cannot fill.
 func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) error {
-	_, trainTok, val, err := train.LoadData(e.cfg, cli.CorpusProgress(stderr, terminal))
+	d, err := train.LoadData(e.cfg, cli.CorpusProgress(stderr, terminal), "", nil)
 	if err != nil {
 		return err
 	}
-	for _, d := range o.distances {
-		if piece := d - data.MinPasskeyDistance; piece > len(trainTok) {
-			return fmt.Errorf("--passkey %d needs %d bytes of filler in one piece, the training split has %d", d, piece, len(trainTok))
+	val := d.Val
+	if o.distances != nil && d.Tokenizer.Kind() != data.ByteTokenizerName {
+		return fmt.Errorf("--passkey needs runs of the byte tokenizer; %s's data.tokenizer is %s", e.path, e.cfg.Data.Tokenizer)
+	}
+	for _, dist := range o.distances {
+		if piece := dist - data.MinPasskeyDistance; piece > len(d.TrainText) {
+			return fmt.Errorf("--passkey %d needs %d bytes of filler in one piece, the training split has %d", dist, piece, len(d.TrainText))
 		}
 	}
 	for _, f := range o.factors {
@@ -224,7 +228,9 @@ func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) er
 		if c.entry != e.path {
 			continue
 		}
-		m, err := model.New(c.cfg.Model)
+		mc := c.cfg.Model
+		mc.Vocab = d.Tokenizer.VocabSize()
+		m, err := model.New(mc)
 		if err != nil {
 			return err
 		}
@@ -479,7 +485,7 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	if len(todo) == 0 {
 		fmt.Fprintf(stderr, "%s: reusing its evaluations\n", c.cfg.Out)
 	}
-	var val []byte
+	var val []uint32
 	if len(todo) > 0 || o.attention {
 		if val, err = r.ValidationTokens(cli.CorpusProgress(stderr, terminal)); err != nil {
 			return err
@@ -488,13 +494,13 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	for _, k := range todo {
 		debug.FreeOSMemory()
 		opt := o.evalOptions(k.Len, stderr, terminal)
-		opt.Stride = k.Stride
+		opt.Stride, opt.Tokenizer = k.Stride, r.Tokenizer
 		res, err := eval.Perplexity(r.Model, val, opt)
 		if err != nil {
 			return fmt.Errorf("length %d, stride %d: %w", k.Len, k.Stride, err)
 		}
-		fmt.Fprintf(stderr, "%s len %d stride %d: ppl %.4f (%d tokens, %.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
-			c.cfg.Out, k.Len, k.Stride, res.PPL, res.Tokens, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
+		fmt.Fprintf(stderr, "%s len %d stride %d: ppl %.4f, %.4f bits per byte (%d tokens, %.1fs, %.0f tokens/s, peak RSS %.0f MiB)\n",
+			c.cfg.Out, k.Len, k.Stride, res.PPL, res.BitsPerByte, res.Tokens, res.WallSeconds, res.TokensPerSecond, float64(res.PeakRSSBytes)/(1<<20))
 		have[k] = res
 		if err := writeEvaluations(c.cfg.Out, "eval.json", o, made.final, have); err != nil {
 			return err

@@ -53,7 +53,7 @@ func passkeyRun(r *eval.Trained, dir string, o options, made madeBy, stderr io.W
 	if have, err := readPasskey(dir, o, made); err != nil || have != nil {
 		return err
 	}
-	filler, err := r.TrainingTokens(cli.CorpusProgress(stderr, terminal))
+	filler, err := r.TrainingText(cli.CorpusProgress(stderr, terminal))
 	if err != nil {
 		return err
 	}

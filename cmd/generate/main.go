@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/layers/position"
@@ -52,10 +53,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	prompt := flags.String("prompt", "", "the text to continue")
 	promptFile := flags.String("prompt-file", "", "read the text to continue from this file")
 	batchFile := flags.String("batch-file", "", "continue each line of this file, all decoded as one batch")
-	tokens := flags.Int("tokens", 256, "bytes to generate per prompt, at most")
+	tokens := flags.Int("tokens", 256, "tokens to generate per prompt, at most (bytes, for a run of the byte tokenizer)")
 	temperature := flags.Float64("temperature", 0.8, "sampling temperature (0: greedy)")
-	topK := flags.Int("top-k", 0, "sample from the k most likely bytes only (0: off)")
-	topP := flags.Float64("top-p", 1, "sample from the smallest set of bytes with this much probability (1: off)")
+	topK := flags.Int("top-k", 0, "sample from the k most likely tokens only (0: off)")
+	topP := flags.Float64("top-p", 1, "sample from the smallest set of tokens with this much probability (1: off)")
+	tokenizerPath := flags.String("tokenizer", "", "the run's tokenizer.json (default: the run's own, beside its checkpoints); a checkpoint trained with another tokenizer is refused")
 	seed := flags.Uint64("seed", 1, "random seed: the same flags give the same bytes")
 	stop := flags.String("stop", "", "stop a prompt's generation when this text appears (it is not printed)")
 	extend := flags.String("extend", "", "evaluation-time extension of the positions: pi, ntk, dynamic-ntk or yarn for a rope run, interp for an alibi run")
@@ -107,6 +109,22 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if *tokenizerPath != "" {
+		t, err := data.LoadTokenizer(*tokenizerPath)
+		if err != nil {
+			return fail("--tokenizer: %v", err)
+		}
+		if err := trained.UseTokenizer(t, *tokenizerPath); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if opt.Tokenizer, err = trained.RunTokenizer(); err != nil {
+		return fail("%v", err)
+	}
+	promptLens := make([]int, len(prompts))
+	for i, p := range prompts {
+		promptLens[i] = len(opt.Tokenizer.Encode(p))
+	}
 	scheme := trained.Model.Config.Label()
 	if prec == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
 		if n := layers.BF16Notice(); n != "" {
@@ -123,8 +141,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 		_, dynamic := e.(position.DynamicExtension)
 		if f == 0 && !dynamic { // the longest sequence's final length over the training length
 			longest := 0
-			for _, p := range prompts {
-				longest = max(longest, len(p))
+			for _, n := range promptLens {
+				longest = max(longest, n)
 			}
 			f = max(1, float64(longest+opt.Tokens)/float64(trained.Model.Config.TrainLen))
 		}
@@ -136,7 +154,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	if err := checkMemory(trained.Model, prompts, opt, memLimit); err != nil {
+	if err := checkMemory(trained.Model, promptLens, opt, memLimit); err != nil {
 		return fail("%s: %v", trained.Name, err)
 	}
 
@@ -189,12 +207,10 @@ func command(args []string, stdout, stderr io.Writer) int {
 // estimated memory (model.GenerateBytes: the key/value cache of every prompt
 // plus opt.Tokens, and the largest graph) does not fit in limit
 // (eval.FitsMemory).
-func checkMemory(m *model.Model, prompts [][]byte, opt model.GenerateOptions, limit int64) error {
-	lens := make([]int, len(prompts))
-	longest := 0
-	for i, p := range prompts {
-		lens[i] = len(p)
-		longest = max(longest, len(p))
+func checkMemory(m *model.Model, lens []int, opt model.GenerateOptions, limit int64) error {
+	prompts, longest := lens, 0
+	for _, n := range lens {
+		longest = max(longest, n)
 	}
 	if need := m.GenerateBytes(lens, opt); !eval.FitsMemory(need, limit) {
 		what := fmt.Sprintf("a prompt of %d tokens plus --tokens %d", longest, opt.Tokens)

@@ -1,6 +1,9 @@
-// Command train trains a decoder-only byte-level language model from a YAML
-// config and writes its run directory: the resolved config, checkpoints,
-// metrics and a summary.
+// Command train trains a decoder-only language model from a YAML config and
+// writes its run directory: the resolved config, the tokenizer,
+// checkpoints, metrics and a summary. The model reads bytes (the default)
+// or the tokens of a byte-level BPE, trained on the corpus's training split
+// or loaded from a Hugging Face tokenizer.json (the config's
+// data.tokenizer, go doc ./train); every length is in its tokens.
 //
 // Usage:
 //
@@ -44,9 +47,10 @@
 // # Output
 //
 // Standard output gets two lines at the end of a run: the steps, tokens,
-// wall time, training tokens/s, final training loss, validation loss and
-// perplexity; then the run directory and its last checkpoint. Standard
-// error gets the rest: what is trained, the corpus and its SHA-256, and
+// wall time, training tokens/s, final training loss, validation loss,
+// perplexity and bits per byte; then the run directory and its last checkpoint. Standard
+// error gets the rest: what is trained, the corpus and its SHA-256, a BPE's
+// training and its bytes per token, and
 // progress (on a terminal, a bar with the step, loss, tokens/s and time
 // left; otherwise a line every 10 seconds).
 //
@@ -54,20 +58,28 @@
 //
 //	config.yaml      the resolved config: file, defaults and flags together
 //	run.lock         the lock of the one process writing the run, with its PID, host and start time
+//	tokenizer.json   the run's tokenizer, in Hugging Face's format (the byte tokenizer is a
+//	                 byte-level BPE without merges); a resumed run keeps it
 //	checkpoints/     step-NNNNNNNN.safetensors: weights, position buffer, optimizer moments,
-//	                 training state, the run config and the corpus's fingerprint;
+//	                 training state, the run config, the corpus's fingerprint and the
+//	                 tokenizer's hash (data.tokenizer);
 //	                 the newest train.keep_checkpoints are kept
 //	metrics.jsonl    a JSON object per logged step (step, loss, lr, grad_norm, tokens,
 //	                 tokens_per_second, elapsed_seconds) and per validation (val_loss,
-//	                 val_ppl, val_tokens; at each of train.eval_lens: val_len,
+//	                 val_ppl, val_tokens, at the end val_bits_per_byte; at each of train.eval_lens: val_len,
 //	                 val_loss_at_len, val_ppl_at_len)
 //	summary.json     steps, tokens, wall_seconds, tokens_per_second, final_train_loss,
-//	                 val_loss, val_ppl, peak_rss_bytes, params, pos, train_len, checkpoint,
+//	                 val_loss, val_ppl, val_bits_per_byte, tokenizer, tokenizer_hash,
+//	                 bytes_per_token, peak_rss_bytes, params, pos, train_len, checkpoint,
 //	                 corpus, corpus_bytes, corpus_sha256, go_version (goroot: corpora),
 //	                 processor, kernels
 //
 // val_ppl is scored over non-overlapping windows of the training length:
 // the whole validation split, or its first train.final_eval_tokens.
+// val_bits_per_byte is the same score as the negative log-likelihood of the
+// scored tokens over ln 2 times the bytes of text they stand for, the scale
+// on which runs of different tokenizers compare (log2 of val_ppl for a
+// byte-level run); bytes_per_token is those bytes over the tokens.
 // wall_seconds and elapsed_seconds count the run's wall time, loading and
 // evaluation included, summed over its segments when it was resumed (a
 // segment's time after its last checkpoint is lost with it).

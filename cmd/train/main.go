@@ -104,8 +104,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "train: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "done: %d steps, %d tokens in %.1fs (%.0f tokens/s); final train loss %.4f; validation loss %.4f, perplexity %.3f\n",
-		sum.Steps, sum.Tokens, sum.WallSeconds, sum.TokensPerSecond, sum.FinalTrainLoss, sum.ValLoss, sum.ValPPL)
+	fmt.Fprintf(stdout, "done: %d steps, %d tokens in %.1fs (%.0f tokens/s); final train loss %.4f; validation loss %.4f, perplexity %.3f, %.4f bits per byte\n",
+		sum.Steps, sum.Tokens, sum.WallSeconds, sum.TokensPerSecond, sum.FinalTrainLoss, sum.ValLoss, sum.ValPPL, sum.ValBitsPerByte)
 	fmt.Fprintf(stdout, "run directory: %s (checkpoint %s)\n", cfg.RunDir(), sum.Checkpoint)
 	return 0
 }
