@@ -47,7 +47,8 @@ here=$(dirname "$0")
 py=/usr/bin/python3
 bash "$here/setup.sh"
 # PyTorch multiplies with OpenBLAS's OpenMP build, on the kernels it picks unless PYTORCH_CORETYPE says.
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+omp=$(dirname "$(dpkg -L libopenblas0-openmp | grep '/libblas\.so\.3$' | head -n 1)")
+export LD_LIBRARY_PATH=$omp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if [ -n "${PYTORCH_CORETYPE:-}" ]; then export OPENBLAS_CORETYPE=$PYTORCH_CORETYPE; else unset OPENBLAS_CORETYPE; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -65,7 +66,8 @@ if [ "$do_eval" = 1 ]; then
     "$tmp/train" --config "$config" --out "$run"
   fi
   echo "== forward perplexity: the project (cmd/eval) against PyTorch's layers (lm.py eval)"
-  "$tmp/eval" --run "$run" ${lens:+--lens "$lens"} --json "$tmp/project.json" >/dev/null
+  "$tmp/eval" --run "$run" ${lens:+--lens "$lens"} --json "$tmp/project.json" >/dev/null 2>"$tmp/eval.log" ||
+    { cat "$tmp/eval.log" >&2; exit 1; }
   for dtype in float32 float64; do
     "$py" "$here/lm.py" eval --run "$run" ${lens:+--lens "$lens"} --dtype "$dtype" --project-json "$tmp/project.json"
   done

@@ -6,8 +6,8 @@
 #   bash testdata/torch/setup.sh
 set -euo pipefail
 py=/usr/bin/python3
-openmp=/usr/lib/x86_64-linux-gnu/openblas-openmp
-if "$py" -c 'import torch, numpy, yaml' 2>/dev/null && [ -d "$openmp" ]; then
+if "$py" -c 'import torch, numpy, yaml' 2>/dev/null &&
+  dpkg-query -W -f '${Status}' libopenblas0-openmp 2>/dev/null | grep -q 'ok installed'; then
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
@@ -16,8 +16,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "setup.sh: installing python3-torch, python3-numpy, python3-yaml and libopenblas0-openmp from Debian ..." >&2
 export DEBIAN_FRONTEND=noninteractive
-# Wait for another apt-get instead of failing on its lock.
-apt_opts=(-o DPkg::Lock::Timeout=600 -y -qq)
-apt-get "${apt_opts[@]:0:2}" update -qq
-apt-get "${apt_opts[@]}" install python3-torch python3-numpy python3-yaml libopenblas0-openmp >/dev/null
+wait_lock=(-o DPkg::Lock::Timeout=600) # wait for another apt-get instead of failing on its lock
+apt-get "${wait_lock[@]}" update -qq
+apt-get "${wait_lock[@]}" install -y -qq python3-torch python3-numpy python3-yaml libopenblas0-openmp >/dev/null
 "$py" -c 'import torch, numpy, yaml; print("setup.sh: torch", torch.__version__, file=__import__("sys").stderr)'
