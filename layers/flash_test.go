@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/alibi-go/alibi/layers/internal/flash"
 	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/rand/v2"
@@ -280,14 +281,17 @@ func checkFlashForward[T float](t *testing.T, rng *rand.Rand, fc flashCase, kind
 
 // The tiled forward pass equals the materialised path to float32 rounding,
 // for queries at offset 0 and queries after a cache, every bias kind, head
-// counts 1, 3, 4, 12 and lengths that are not multiples of the tiles.
+// counts 1, 3, 4, 12 and lengths that are not multiples of the tiles (up to
+// 65, two query tiles of the automatic size and five of the small ones;
+// the long tests add 130 and 300).
 func TestFlashForwardMatchesMaterialised(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var wo, wl worstErr
+	lengths := longtest.Pick([]int{1, 7, 63, 65}, []int{1, 7, 63, 65, 130, 300})
 	for _, split := range []bool{false, true} {
 		withFlashSplit(split, func() {
 			for _, heads := range []int{1, 3, 4, 12} {
-				for _, qLen := range []int{1, 7, 63, 65, 130, 300} {
+				for _, qLen := range lengths {
 					for _, offset := range []int{0, 37} {
 						for kind := alibiSlopes; kind <= maskFull; kind++ {
 							for _, opt := range flashTestTiles {
@@ -322,9 +326,7 @@ func withFlashSplit(split bool, f func()) {
 // tokens, and single-token decoding against caches longer than one
 // decoding tile.
 func TestFlashForwardLong(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long sequences")
-	}
+	longtest.Only(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	var wo, wl worstErr
 	for _, tc := range []struct {
@@ -537,8 +539,10 @@ func checkAgainstAttnBackward[T float](t *testing.T, tol float64) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	var w worstErr
 	// 16 heads of 16: rows of 768 and 256 elements, which the backward
-	// pass copies (contiguousRows).
-	for _, qLen := range []int{1, 7, 65, 130, 300} {
+	// pass copies (contiguousRows). Up to 65 queries (two query tiles of
+	// the automatic size, five of the small ones); the long tests add 130
+	// and 300.
+	for _, qLen := range longtest.Pick([]int{1, 7, 65}, []int{1, 7, 65, 130, 300}) {
 		for _, heads := range []int{1, 3, 4, 16} {
 			for _, kind := range []biasKind{alibiSlopes, alibiFull, noSlopes} {
 				for _, opt := range flashTestTiles {
@@ -718,9 +722,7 @@ func firstBitDifference(a, b []float32) int {
 // do not grow with T at all (per-worker scratch of one tile). Spot rows
 // are checked against the reference.
 func TestFlashForwardMemoryLinear(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long sequence")
-	}
+	longtest.Only(t)
 	const qLen, heads, dHead = 32768, 4, 32
 	rng := rand.New(rand.NewPCG(27, 28))
 	fc := flashCase{nSeq: 1, qLen: qLen, heads: heads, dHead: dHead}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/alibi-go/alibi/layers/internal/flash"
 	"github.com/alibi-go/alibi/layers/layerstest"
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 	"github.com/alibi-go/alibi/layers/position"
 	"math"
 	"math/big"
@@ -202,23 +203,30 @@ func (sc schemeCase) params64() *tensor.Dense {
 // gradient, and the parameters' gradient against the full bias's gradient
 // folded through the reference formula. Lengths cross the tiles, T5's
 // logarithmic buckets and its last bucket (T = 150 > 128), and FIRE's
-// threshold (L below T: rows on both paths).
+// threshold (L below T: rows on both paths). FIRE's reference gradient is
+// slow (central differences of every parameter over every entry), so the
+// long tests alone add FIRE with every row within L, with most rows beyond
+// it, and scaled (whose gradient TestSchemesGradient checks too).
 func TestSchemesEqualMaterialised(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	var wo, wq, wp worstErr
 	for _, tc := range []struct {
 		sc                 schemeCase
 		batch, tlen, dHead int
+		long               bool
 	}{
-		{t5Case(rng, 3), 2, 150, 8},
-		{t5Case(rng, 1), 1, 7, 4},
-		{kerpleCase(rng, 4), 2, 70, 8},
-		{kerpleCase(rng, 3), 1, 150, 4},
-		{fireCase(rng, 4, 200), 2, 70, 8}, // every row within L
-		{fireCase(rng, 2, 40.5), 2, 90, 8},
-		{fireCase(rng, 3, 3.5), 1, 150, 4}, // not L = 3: see position.FireScheme on integer L
-		{fireScaledCase(rng, 2, 40.5, 16), 2, 90, 8},
+		{t5Case(rng, 3), 2, 150, 8, false},
+		{t5Case(rng, 1), 1, 7, 4, false},
+		{kerpleCase(rng, 4), 2, 70, 8, false},
+		{kerpleCase(rng, 3), 1, 150, 4, false},
+		{fireCase(rng, 4, 200), 2, 70, 8, true}, // every row within L
+		{fireCase(rng, 2, 40.5), 2, 90, 8, false},
+		{fireCase(rng, 3, 3.5), 1, 150, 4, true}, // not L = 3: see position.FireScheme on integer L
+		{fireScaledCase(rng, 2, 40.5, 16), 2, 90, 8, true},
 	} {
+		if tc.long && !longtest.Enabled {
+			continue
+		}
 		name := fmt.Sprintf("%v B=%d T=%d", tc.sc, tc.batch, tc.tlen)
 		d := tc.sc.heads * tc.dHead
 		qkv := tensor.New(tensor.WithShape(tc.batch*tc.tlen, 3*d), tensor.WithBacking(randF32(rng, 1, tc.batch*tc.tlen*3*d)))
@@ -347,9 +355,7 @@ func TestSchemesCachedEqualMaterialised(t *testing.T) {
 // the reference bias rows. The kernel bias is first built for fewer keys
 // and then grown, as in generation. FIRE's rows are all beyond L there.
 func TestSchemesLong(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long sequences")
-	}
+	longtest.Only(t)
 	rng := rand.New(rand.NewPCG(45, 46))
 	var w worstErr
 	for _, sc := range []schemeCase{t5Case(rng, 4), kerpleCase(rng, 4), fireCase(rng, 4, 512)} {
