@@ -3,6 +3,8 @@ package model
 import (
 	"runtime"
 	"testing"
+
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 )
 
 // liveBytes is the heap an evaluation graph of m holds after one run.
@@ -29,19 +31,26 @@ func liveBytes(t *testing.T, m *Model, batch, length int) float64 {
 // EvalGraphBytes follows the heap an evaluation graph really holds after a
 // run within 3%, for every scheme, as the length and the batch grow (the
 // growth is compared, so that the attention's scratch, a fixed few hundred
-// KiB a layer that the estimate leaves out, drops out).
+// KiB a layer that the estimate leaves out, drops out). By default a
+// scheme of each kind runs (ALiBi's bias in the kernel, a position table,
+// a learned bias); the long tests add the others and a wider, deeper model.
 func TestEvalGraphBytes(t *testing.T) {
-	for _, c := range []Config{
-		{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: PosALiBi},
+	configs := []Config{
 		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 512, Pos: PosSinusoidal},
-		{Vocab: 512, DModel: 96, NLayers: 3, NHeads: 3, DFF: 200, Pos: PosNone},
 		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: PosALiBi, LogitScale: LogitScaleLogLength},
-		{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: "fox"},
-		{Vocab: 256, DModel: 64, NLayers: 6, NHeads: 4, DFF: 256, Pos: PosRoPE},
 		{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosT5},
-		{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosKerple},
-		{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosFire},
-	} {
+	}
+	if longtest.Enabled {
+		configs = append(configs,
+			Config{Vocab: 256, DModel: 128, NLayers: 4, NHeads: 4, DFF: 512, Pos: PosALiBi},
+			Config{Vocab: 512, DModel: 96, NLayers: 3, NHeads: 3, DFF: 200, Pos: PosNone},
+			Config{Vocab: 256, DModel: 64, NLayers: 2, NHeads: 4, DFF: 256, Pos: "fox"},
+			Config{Vocab: 256, DModel: 64, NLayers: 6, NHeads: 4, DFF: 256, Pos: PosRoPE},
+			Config{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosKerple},
+			Config{Vocab: 256, DModel: 64, NLayers: 3, NHeads: 4, DFF: 256, Pos: PosFire},
+		)
+	}
+	for _, c := range configs {
 		c.TrainLen, c.Seed = 128, 1
 		m, err := New(c)
 		if err != nil {
@@ -67,9 +76,10 @@ func TestEvalGraphBytes(t *testing.T) {
 // outputs are reused once read, so the six layers that eight have over two
 // add less than one of a layer's hidden activations (N x d_ff, 4 MiB here;
 // kept outputs would add several of them a layer). What grows is each
-// layer's position tables and attention scratch.
+// layer's position tables and attention scratch. ALiBi by default; the
+// long tests add RoPE and sinusoidal positions.
 func TestEvalMemoryFlatInDepth(t *testing.T) {
-	for _, pos := range []string{PosALiBi, PosRoPE, PosSinusoidal} {
+	for _, pos := range longtest.Pick([]string{PosALiBi}, []string{PosALiBi, PosRoPE, PosSinusoidal}) {
 		var live [2]float64
 		for i, layers := range []int{2, 8} {
 			m, err := New(Config{Vocab: 256, DModel: 64, NLayers: layers, NHeads: 4, DFF: 256, Pos: pos, TrainLen: 128, Seed: 1})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/safetensors"
 )
@@ -132,6 +133,7 @@ func finalState(t *testing.T, dir string) (map[string][]byte, string) {
 // run left alone. Every segment runs the fault-injection build, so that the
 // runs compared come from one binary.
 func TestKillAndResumeIsBitIdentical(t *testing.T) {
+	longtest.Only(t)
 	if testing.Short() {
 		t.Skip("trains three runs in subprocesses")
 	}

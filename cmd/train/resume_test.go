@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alibi-go/alibi/layers/layerstest/longtest"
 	"github.com/alibi-go/alibi/train"
 )
 
@@ -110,6 +111,7 @@ func comparable(t *testing.T, dir string) train.Summary {
 // resumed run then took the file's 20 steps and "finished" at the step it
 // was stopped at, with exit 0.
 func TestSigtermResumeWithPrintedCommand(t *testing.T) {
+	longtest.Only(t)
 	if testing.Short() {
 		t.Skip("trains runs in subprocesses")
 	}
