@@ -34,9 +34,12 @@ type TrainedRun struct {
 	Processor string `json:"processor,omitempty"`
 	// Kernels names the instruction sets the run trained with, as its
 	// summary names them (empty for runs trained before summaries did).
-	Kernels string      `json:"kernels,omitempty"`
-	Corpus  CorpusID    `json:"corpus"`
-	Loss    []LossPoint `json:"loss"` // training loss by step
+	Kernels string `json:"kernels,omitempty"`
+	// Tokenizer describes the run's tokenizer, as its summary does (empty
+	// for runs trained before runs had one: byte-level runs).
+	Tokenizer string      `json:"tokenizer,omitempty"`
+	Corpus    CorpusID    `json:"corpus"`
+	Loss      []LossPoint `json:"loss"` // training loss by step
 	// Validation is the periodic validation of training (train.eval_every),
 	// in order: what time-to-perplexity is read from.
 	Validation []ValPoint `json:"validation,omitempty"`
@@ -169,6 +172,16 @@ type LengthStats struct {
 	Max      float64 `json:"max_ppl"`
 	Std      float64 `json:"std_ppl"`
 	Relative float64 `json:"relative_to_first"`
+	// MeanBPB, MinBPB and MaxBPB are the bits per byte (Result.BitsPerByte)
+	// over the seeds: the scale on which runs of different tokenizers
+	// compare.
+	MeanBPB float64 `json:"mean_bits_per_byte"`
+	MinBPB  float64 `json:"min_bits_per_byte"`
+	MaxBPB  float64 `json:"max_bits_per_byte"`
+	// ContextBytes is the window length in bytes of text: Len times the
+	// bytes a scored token stands for, over the seeds (Len for a byte-level
+	// run).
+	ContextBytes float64 `json:"context_bytes"`
 }
 
 // Compare groups runs by scheme (by Label: scheme and training length in a
@@ -195,10 +208,14 @@ func Compare(runs []TrainedRun) Comparison {
 		}
 		for _, x := range g[0].Results {
 			ppls := make([]float64, 0, len(g))
+			var bpbs []float64
+			var perToken float64
 			for _, r := range g {
 				for _, y := range r.Results {
 					if y.Len == x.Len {
 						ppls = append(ppls, y.PPL)
+						bpbs = append(bpbs, y.BitsPerByte)
+						perToken += y.BytesPerToken() / float64(len(g))
 					}
 				}
 			}
@@ -206,6 +223,9 @@ func Compare(runs []TrainedRun) Comparison {
 				continue // not every seed was evaluated at this length
 			}
 			st := lengthStats(x.Len, ppls)
+			b := lengthStats(x.Len, bpbs)
+			st.MeanBPB, st.MinBPB, st.MaxBPB = b.Mean, b.Min, b.Max
+			st.ContextBytes = float64(x.Len) * perToken
 			if len(s.Lengths) > 0 {
 				st.Relative = st.Mean / s.Lengths[0].Mean
 			} else {

@@ -11,7 +11,7 @@ import (
 // with data.Passkey's rounding: distance 41, depth 0.5: before = round(1.5)
 // = 2, 2 + 58 + 41 = 101.
 func TestLongestPromptRounds(t *testing.T) {
-	gen, err := data.NewPasskey(filler, 1)
+	gen, err := data.NewTokenPasskey(fillerIDs, data.ByteTokenizer{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestLongestPromptRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := longestPrompt(41, []float64{0, 0.5}); got != len(e.Prompt) || got != 101 {
+	if got := longestPrompt(41, data.MinPasskeyDistance, []float64{0, 0.5}); got != len(e.Prompt) || got != 101 {
 		t.Errorf("longestPrompt(41, {0, 0.5}) = %d, the episode's prompt %d, want 101", got, len(e.Prompt))
 	}
 }
@@ -28,7 +28,7 @@ func TestLongestPromptRounds(t *testing.T) {
 // in chunks of 64 grow it to 128 rows.
 func TestPasskeyBytesCoversCache(t *testing.T) {
 	m := testModel(t, "alibi")
-	gen, err := data.NewPasskey(filler, 1)
+	gen, err := data.NewTokenPasskey(fillerIDs, data.ByteTokenizer{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestPasskeyBytesCoversCache(t *testing.T) {
 	if _, err := s.answerLogits(e.Prompt, e.Answer); err != nil {
 		t.Fatal(err)
 	}
-	n := longestPrompt(38, []float64{0})
+	n := longestPrompt(38, data.MinPasskeyDistance, []float64{0})
 	est := PasskeyBytes(m, n, 64) - m.EvalGraphBytes(1, min(64, n))
 	if got := int64(s.cache.Bytes()); got > est {
 		t.Errorf("the cache holds %d bytes, the estimate allows %d", got, est)

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"time"
@@ -22,8 +23,9 @@ var DefaultPasskeyDepths = []float64{0, 0.5, 1}
 
 // PasskeyOptions select a passkey evaluation.
 type PasskeyOptions struct {
-	// Distances between the key statement and the answer (data.PasskeyEpisode
-	// Distance), each at least data.MinPasskeyDistance. Default
+	// Distances between the key statement and the answer in tokens
+	// (data.TokenEpisode Distance), each at least the question's tokens
+	// (data.MinPasskeyDistance for the byte tokenizer). Default
 	// DefaultPasskeyDistances.
 	Distances []int
 	// Depths in [0, 1] (data.Passkey Episode): episode k of a distance has
@@ -44,6 +46,9 @@ type PasskeyOptions struct {
 	// MemoryLimit > 0 refuses, before anything is allocated, an evaluation
 	// whose estimate (PasskeyBytes) does not fit in it (FitsMemory).
 	MemoryLimit int64
+	// Tokenizer is the model's (nil: the byte tokenizer): episodes are laid
+	// out in its tokens (data.TokenPasskey).
+	Tokenizer data.Tokenizer
 }
 
 func (o *PasskeyOptions) defaults() {
@@ -59,12 +64,15 @@ func (o *PasskeyOptions) defaults() {
 	if o.Chunk == 0 {
 		o.Chunk = 1024
 	}
+	if o.Tokenizer == nil {
+		o.Tokenizer = data.ByteTokenizer{}
+	}
 }
 
-func (o PasskeyOptions) check() error {
+func (o PasskeyOptions) check(minDistance int) error {
 	for _, d := range o.Distances {
-		if d < data.MinPasskeyDistance {
-			return fmt.Errorf("passkey: distance %d is shorter than the question (%d bytes), the shortest distance", d, data.MinPasskeyDistance)
+		if d < minDistance {
+			return fmt.Errorf("passkey: distance %d is shorter than the question (%d %s), the shortest distance", d, minDistance, unit(o.Tokenizer))
 		}
 	}
 	for _, d := range o.Depths {
@@ -85,17 +93,19 @@ func (o PasskeyOptions) check() error {
 type PasskeyPoint struct {
 	Distance int `json:"distance"`
 	Episodes int `json:"episodes"`
-	// Correct counts the episodes whose greedy continuation of the prompt
-	// begins with the key; Accuracy is Correct / Episodes.
+	// Correct counts the episodes whose greedy continuation of the prompt,
+	// decoded, begins with the key's digits; Accuracy is Correct /
+	// Episodes.
 	Correct  int     `json:"correct"`
 	Accuracy float64 `json:"accuracy"`
-	// DigitAccuracy is the share of the key's digits that greedy decoding
-	// gets right given the digits before them (teacher-forced).
+	// DigitAccuracy is the share of the key's tokens (its digits, for the
+	// byte tokenizer) that greedy decoding gets right given the tokens
+	// before them (teacher-forced).
 	DigitAccuracy float64 `json:"digit_accuracy"`
-	// LogProb is the mean, over episodes, of the mean log-probability
-	// (nats) of the key's digits given the prompt and the digits before
-	// them: a smooth measure, log(1/10) = -2.30 for a uniform guess among
-	// digits.
+	// LogProb is the mean, over episodes, of the log-probability (nats) of
+	// the key's tokens given the prompt and the tokens before them, per
+	// digit (the total over the key's PasskeyDigits digits): a smooth
+	// measure, log(1/10) = -2.30 for a uniform guess among digits.
 	LogProb float64 `json:"mean_logprob"`
 	// ByDepth splits the episodes by depth.
 	ByDepth []PasskeyDepth `json:"by_depth"`
@@ -148,32 +158,38 @@ type PasskeyResult struct {
 // prompt: len(answer) rows of the vocabulary, row k predicting answer[k]
 // from the prompt and answer[:k].
 type answerScorer interface {
-	answerLogits(prompt, answer []byte) ([]float32, error)
+	answerLogits(prompt, answer []uint32) ([]float32, error)
 }
 
-// Passkey scores m on passkey episodes (data.Passkey) cut from filler, for
+// Passkey scores m on passkey episodes (data.TokenPasskey, in the tokens of
+// o.Tokenizer) cut from filler, the ids of a text under that tokenizer, for
 // each distance of o, and returns the accuracy curve and the effective
 // context length (see PasskeyResult). For the filler, pass the run's own
 // training split (Trained.TrainingTokens), the text the model knows.
 //
 // Each episode is run once, through the key/value cache (model.Cache): its
-// prompt and the key's first four digits, o.Chunk tokens per forward pass;
-// the logits at the prompt's last byte and at each digit give, for every
-// digit, its log-probability and the greedy choice given the true digits
-// before it. Greedy decoding writes the key exactly when every one of those
-// choices is the true digit (by induction: while it has been right, the
-// digits before are the true ones), so Correct is the exact-match accuracy of
+// prompt and the key's tokens but the last, o.Chunk tokens per forward
+// pass; the logits at the prompt's last token and at each of the key's give,
+// for every token of the key, its log-probability and the greedy choice
+// given the true tokens before it. Greedy decoding writes the key's tokens
+// exactly when every one of those choices is the true token (by induction:
+// while it has been right, the tokens before are the true ones). Where a
+// choice is not, greedy decoding is continued from it until it has written
+// as many bytes as the key has digits (another split of the same digits is
+// right too; with the byte tokenizer a wrong choice is a wrong digit, and
+// nothing is run). So Correct is the exact match of the decoded digits of
 // greedy decoding, as model.Generate with model.Greedy would decode.
-func Passkey(m *model.Model, filler []byte, o PasskeyOptions) (PasskeyResult, error) {
+func Passkey(m *model.Model, filler []uint32, o PasskeyOptions) (PasskeyResult, error) {
 	o.defaults()
-	if err := o.check(); err != nil {
+	minDistance := len(o.Tokenizer.Encode([]byte(data.PasskeyQuestion)))
+	if err := o.check(minDistance); err != nil {
 		return PasskeyResult{}, err
 	}
 	longest := 0
 	for _, d := range o.Distances {
-		longest = max(longest, longestPrompt(d, o.Depths))
-		if piece := d - data.MinPasskeyDistance; piece > len(filler) {
-			return PasskeyResult{}, fmt.Errorf("passkey: distance %d needs %d bytes of filler in one piece, the filler has %d", d, piece, len(filler))
+		longest = max(longest, longestPrompt(d, minDistance, o.Depths))
+		if piece := d - minDistance; piece > len(filler) {
+			return PasskeyResult{}, fmt.Errorf("passkey: distance %d needs %d %s of filler in one piece, the filler has %d", d, piece, unit(o.Tokenizer), len(filler))
 		}
 	}
 	if need := PasskeyBytes(m, longest, o.Chunk); !FitsMemory(need, o.MemoryLimit) {
@@ -199,35 +215,40 @@ func PasskeyBytes(m *model.Model, n, chunk int) int64 {
 	return m.EvalGraphBytes(1, min(chunk, n)) + cache
 }
 
-// longestPrompt is the longest prompt among episodes of a distance at the
-// given depths (data.Passkey Episode).
-func longestPrompt(distance int, depths []float64) int {
+// longestPrompt bounds the prompts of episodes of a distance at the given
+// depths (data.TokenPasskey Episode), minDistance being the question's
+// tokens: the statement counts its bytes, which no tokenizer exceeds in
+// tokens (exact for the byte tokenizer).
+func longestPrompt(distance, minDistance int, depths []float64) int {
 	deepest := 0.0
 	for _, d := range depths {
 		deepest = max(deepest, d)
 	}
-	before := int(deepest*float64(distance-data.MinPasskeyDistance) + 0.5)
+	before := int(deepest*float64(distance-minDistance) + 0.5)
 	return before + data.PasskeyStatementLen + distance
 }
 
 // scorePasskey runs the episodes through s; vocab is the logits' width and
 // trainLen the run's training length.
-func scorePasskey(s answerScorer, vocab, trainLen int, filler []byte, o PasskeyOptions) (PasskeyResult, error) {
+func scorePasskey(s answerScorer, vocab, trainLen int, filler []uint32, o PasskeyOptions) (PasskeyResult, error) {
 	res := PasskeyResult{TrainLen: trainLen, Seed: o.Seed, Depths: o.Depths}
+	tok := o.Tokenizer
+	minDistance := len(tok.Encode([]byte(data.PasskeyQuestion)))
 	total, done := 0, 0
 	for _, d := range o.Distances {
-		total += o.Episodes * longestPrompt(d, o.Depths)
+		total += o.Episodes * longestPrompt(d, minDistance, o.Depths)
 	}
 	start := time.Now()
 	greedy := model.NewSampler(model.Greedy, 0)
-	nll := make([]float64, data.PasskeyDigits)
-	targets := make([]int, data.PasskeyDigits)
+	var nll []float64
+	var targets []int
 	for _, d := range o.Distances {
 		t0 := time.Now()
-		gen, err := data.NewPasskey(filler, o.Seed^uint64(d)*0x9E3779B97F4A7C15)
+		gen, err := data.NewTokenPasskey(filler, tok, o.Seed^uint64(d)*0x9E3779B97F4A7C15)
 		if err != nil {
 			return res, err
 		}
+		answerTokens := 0
 		p := PasskeyPoint{Distance: d, Episodes: o.Episodes}
 		for _, depth := range o.Depths {
 			p.ByDepth = append(p.ByDepth, PasskeyDepth{Depth: depth})
@@ -243,17 +264,24 @@ func scorePasskey(s answerScorer, vocab, trainLen int, filler []byte, o PasskeyO
 			if err != nil {
 				return res, fmt.Errorf("passkey distance %d: %w", d, err)
 			}
-			right := true
-			for i, b := range e.Answer {
-				targets[i] = int(b)
+			right, miss, choice := true, 0, 0
+			nll, targets = resize(nll, len(e.Answer)), resize(targets, len(e.Answer))
+			for i, id := range e.Answer {
+				targets[i] = int(id)
 				row := logits[i*vocab : (i+1)*vocab]
-				if greedy.Next(row) == int(b) {
+				if c := greedy.Next(row); c == int(id) {
 					digits++
-				} else {
-					right = false
+				} else if right {
+					right, miss, choice = false, i, c
 				}
 			}
+			answerTokens += len(e.Answer)
 			layers.TokenNLL(logits, vocab, targets, nll)
+			if !right && tok.Kind() != data.ByteTokenizerName {
+				if right, err = greedyMatches(s, vocab, tok, e, miss, choice, greedy); err != nil {
+					return res, fmt.Errorf("passkey distance %d: %w", d, err)
+				}
+			}
 			var sum float64
 			for _, x := range nll {
 				sum -= x
@@ -266,13 +294,13 @@ func scorePasskey(s answerScorer, vocab, trainLen int, filler []byte, o PasskeyO
 				dp.Correct++
 			}
 			p.PromptTokens = max(p.PromptTokens, len(e.Prompt))
-			done += longestPrompt(d, o.Depths)
+			done += longestPrompt(d, minDistance, o.Depths)
 			if o.Progress != nil {
 				o.Progress(done, total)
 			}
 		}
 		p.Accuracy = float64(p.Correct) / float64(p.Episodes)
-		p.DigitAccuracy = float64(digits) / float64(p.Episodes*data.PasskeyDigits)
+		p.DigitAccuracy = float64(digits) / float64(answerTokens)
 		p.LogProb = logProb / float64(p.Episodes)
 		p.WallSeconds = time.Since(t0).Seconds()
 		res.Points = append(res.Points, p)
@@ -333,6 +361,43 @@ func ContiguousContext(points []PasskeyPoint, trainLen int) int {
 	return contiguous
 }
 
+// unit is what a tokenizer's tokens are called in messages: bytes for the
+// byte tokenizer, tokens for any other.
+func unit(t data.Tokenizer) string {
+	if t.Kind() == data.ByteTokenizerName {
+		return "bytes"
+	}
+	return "tokens"
+}
+
+// greedyMatches continues greedy decoding of episode e past its first
+// teacher-forced miss, at answer token miss where greedy chose choice, and
+// reports whether the decoded bytes begin with the key's digits: they may,
+// when the tokens split the digits otherwise than the key's encoding.
+func greedyMatches(s answerScorer, vocab int, tok data.Tokenizer, e data.TokenEpisode, miss, choice int, greedy *model.Sampler) (bool, error) {
+	gen := append(append([]uint32(nil), e.Answer[:miss]...), uint32(choice))
+	for {
+		text, err := tok.Decode(gen)
+		if err != nil {
+			return false, nil // an id of no token writes no digit
+		}
+		n := min(len(text), data.PasskeyDigits)
+		switch {
+		case !bytes.Equal(text[:n], e.Key[:n]):
+			return false, nil
+		case n == data.PasskeyDigits:
+			return true, nil
+		case len(gen) > data.PasskeyDigits:
+			return false, nil // tokens without bytes: no end in sight
+		}
+		logits, err := s.answerLogits(e.Prompt, append(gen, 0)) // the last row predicts the token after gen
+		if err != nil {
+			return false, err
+		}
+		gen = append(gen, uint32(greedy.Next(logits[len(gen)*vocab:(len(gen)+1)*vocab])))
+	}
+}
+
 // cachedScorer runs episodes through a model's key/value cache, one at a
 // time, reusing the cache's storage and the graph of a full chunk. A chunk
 // whose logits are not needed runs its last layer and the head on one row
@@ -346,9 +411,15 @@ type cachedScorer struct {
 	logits []float32
 }
 
-func (s *cachedScorer) answerLogits(prompt, answer []byte) ([]float32, error) {
+func (s *cachedScorer) answerLogits(prompt, answer []uint32) ([]float32, error) {
 	v := s.m.Config.Vocab
-	ids := data.Encode(append(append([]byte(nil), prompt...), answer[:len(answer)-1]...))
+	ids := make([]int, 0, len(prompt)+len(answer)-1)
+	for _, id := range prompt {
+		ids = append(ids, int(id))
+	}
+	for _, id := range answer[:len(answer)-1] {
+		ids = append(ids, int(id))
+	}
 	first := len(prompt) - 1 // the row predicting answer[0]
 	s.logits = resize(s.logits, len(answer)*v)
 	s.cache.Reset()

@@ -14,10 +14,13 @@ import (
 // filler is text without digits, long enough for every test distance.
 var filler = []byte(strings.Repeat("Light which is reflected from a body is refracted at its surface. ", 100))
 
+// fillerIDs is filler under the byte tokenizer.
+var fillerIDs = data.ByteTokenizer{}.Encode(filler)
+
 // oracle is handed the answer: its logits put the next answer byte first.
 type oracle struct{ calls int }
 
-func (o *oracle) answerLogits(prompt, answer []byte) ([]float32, error) {
+func (o *oracle) answerLogits(prompt, answer []uint32) ([]float32, error) {
 	o.calls++
 	out := make([]float32, len(answer)*256)
 	for i, b := range answer {
@@ -29,7 +32,7 @@ func (o *oracle) answerLogits(prompt, answer []byte) ([]float32, error) {
 // constant ignores its input: every row is the same logits.
 type constant struct{}
 
-func (constant) answerLogits(prompt, answer []byte) ([]float32, error) {
+func (constant) answerLogits(prompt, answer []uint32) ([]float32, error) {
 	out := make([]float32, len(answer)*256)
 	for i := range out {
 		out[i] = float32(i % 256 % 7) // the first maximum is byte 6, never a digit
@@ -41,7 +44,7 @@ func TestPasskeyOracleAndConstant(t *testing.T) {
 	o := PasskeyOptions{Distances: []int{40, 64, 100}, Depths: []float64{0, 1}, Episodes: 5, Seed: 3}
 	o.defaults()
 	or := &oracle{}
-	res, err := scorePasskey(or, 256, 128, filler, o)
+	res, err := scorePasskey(or, 256, 128, fillerIDs, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +64,7 @@ func TestPasskeyOracleAndConstant(t *testing.T) {
 	if res.ShortAccuracy != 1 || res.EffectiveContext != 100 {
 		t.Errorf("oracle: short accuracy %v, effective context %d, want 1 and 100", res.ShortAccuracy, res.EffectiveContext)
 	}
-	res, err = scorePasskey(constant{}, 256, 128, filler, o)
+	res, err = scorePasskey(constant{}, 256, 128, fillerIDs, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func TestCachedScorerMatchesFullPass(t *testing.T) {
 	for _, pos := range []string{"alibi", "sinusoidal", "rope", "t5", "fire"} {
 		t.Run(pos, func(t *testing.T) {
 			m := testModel(t, pos)
-			gen, err := data.NewPasskey(filler, 5)
+			gen, err := data.NewTokenPasskey(fillerIDs, data.ByteTokenizer{}, 5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +123,7 @@ func TestCachedScorerMatchesFullPass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ids := data.Encode(append(append([]byte(nil), e.Prompt...), e.Answer[:4]...))
+			ids := ints(append(append([]uint32(nil), e.Prompt...), e.Answer[:4]...))
 			full := logitsOf(t, m, ids)
 			want := full[(len(e.Prompt)-1)*256:]
 			for _, chunk := range []int{7, 32, 1024} {
@@ -153,7 +156,7 @@ func TestCachedScorerMatchesFullPass(t *testing.T) {
 // Correct is the exact match of greedy decoding through model.Generate.
 func TestPasskeyCorrectIsGreedyDecoding(t *testing.T) {
 	m := testModel(t, "alibi")
-	gen, _ := data.NewPasskey(filler, 8)
+	gen, _ := data.NewTokenPasskey(fillerIDs, data.ByteTokenizer{}, 8)
 	s := &cachedScorer{m: m, cache: m.NewCache(1), chunk: 16}
 	defer s.close()
 	greedy := model.NewSampler(model.Greedy, 0)
@@ -173,13 +176,17 @@ func TestPasskeyCorrectIsGreedyDecoding(t *testing.T) {
 		}
 		var chain []byte // greedy choices given the true bytes, up to the first miss
 		for i := range e.Answer {
-			c := byte(greedy.Next(logits[i*256 : (i+1)*256]))
-			chain = append(chain, c)
-			if c != e.Answer[i] {
+			c := greedy.Next(logits[i*256 : (i+1)*256])
+			chain = append(chain, byte(c))
+			if c != int(e.Answer[i]) {
 				break
 			}
 		}
-		gens, _, err := m.Generate([][]byte{e.Prompt}, model.GenerateOptions{Tokens: len(e.Answer), Sampling: model.Greedy}, nil)
+		prompt, err := data.ByteTokenizer{}.Decode(e.Prompt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gens, _, err := m.Generate([][]byte{prompt}, model.GenerateOptions{Tokens: len(e.Answer), Sampling: model.Greedy}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +209,7 @@ func TestPasskeyOptionErrors(t *testing.T) {
 		{PasskeyOptions{Distances: []int{8000}}, "distance 8000 needs 7962 bytes of filler in one piece, the filler has 6600"},
 	} {
 		t.Run(fmt.Sprint(c.want), func(t *testing.T) {
-			_, err := Passkey(m, filler, c.o)
+			_, err := Passkey(m, fillerIDs, c.o)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%v, want %q", err, c.want)
 			}
@@ -213,7 +220,7 @@ func TestPasskeyOptionErrors(t *testing.T) {
 // A tiny end-to-end run: a random model answers nothing at any distance.
 func TestPasskeyRandomModel(t *testing.T) {
 	m := testModel(t, "kerple")
-	res, err := Passkey(m, filler, PasskeyOptions{Distances: []int{40, 200}, Episodes: 4, Chunk: 64})
+	res, err := Passkey(m, fillerIDs, PasskeyOptions{Distances: []int{40, 200}, Episodes: 4, Chunk: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +228,7 @@ func TestPasskeyRandomModel(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	for _, p := range res.Points {
-		if p.Episodes != 4 || p.LogProb >= 0 || math.IsNaN(p.LogProb) || p.PromptTokens != longestPrompt(p.Distance, DefaultPasskeyDepths) {
+		if p.Episodes != 4 || p.LogProb >= 0 || math.IsNaN(p.LogProb) || p.PromptTokens != longestPrompt(p.Distance, data.MinPasskeyDistance, DefaultPasskeyDepths) {
 			t.Errorf("%+v", p)
 		}
 	}

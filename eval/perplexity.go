@@ -84,6 +84,16 @@ type Result struct {
 	PositionBuckets []PositionBucket `json:"position_buckets,omitempty"`
 }
 
+// BytesPerToken is the bytes of text a scored token stood for: Bytes over
+// Tokens, or 1 for a result without Bytes (written before results counted
+// them, by a byte-level run).
+func (r Result) BytesPerToken() float64 {
+	if r.Bytes == 0 || r.Tokens == 0 {
+		return 1
+	}
+	return float64(r.Bytes) / float64(r.Tokens)
+}
+
 // Perplexity scores tokens (a stream of ids of o.Tokenizer; token t+1 is predicted from the tokens before it inside its
 // window) with m. Every predictable token is
 // scored exactly once. With the non-overlapping protocol, a tail shorter than

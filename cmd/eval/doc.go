@@ -133,13 +133,17 @@
 // An episode is filler text with a 5-digit key stated once ("The pass key
 // is 48213. Remember it. 48213 is the pass key."), more filler, then "What
 // is the pass key? The pass key is ", after which the model must write the
-// key. The distance counts the bytes from the end of the statement to the
-// first digit of the answer (at least 38, the question itself). The filler
-// is cut from the run's training split (or --data), and never contains the
-// key. For each distance the command reports the exact-match accuracy of
-// greedy decoding, the share of digits right, and the mean log-probability
-// of a digit given the prompt and the true digits before it (a uniform
-// guess is -2.30). Each episode runs once through the key/value cache, its
+// key. The distance counts the run's tokens from the end of the statement
+// to the first token of the answer (at least the question itself: 38 for a
+// byte-level run, about 10 for a BPE). The filler is a run of tokens of the
+// run's training split (or --data), and never contains the key; the
+// statement, the question and the key are each encoded by the run's
+// tokenizer, so the key's digits are split as the tokenizer splits them.
+// For each distance the command reports the exact-match accuracy of greedy
+// decoding (its decoded bytes begin with the key's digits, however its
+// tokens split them), the share of the key's tokens right given the true
+// ones before them, and the mean log-probability per digit of the key given
+// the prompt (a uniform guess is -2.30). Each episode runs once through the key/value cache, its
 // prompt prefilled in chunks, which is why an extension needs a fixed
 // --extend-factor here and dynamic-ntk (whose score would depend on the
 // chunk size) is refused. The effective context length is the largest
@@ -176,8 +180,7 @@
 // contiguous one (the largest distance up to which every evaluated distance
 // meets the same bar), then the accuracy by depth. Standard error gets
 // a line per evaluation (perplexity, bits per byte, tokens, windows, wall
-// time, tokens/s and peak resident memory) and progress. --task passkey
-// lays its episodes out one token a byte: it takes byte-level runs only.
+// time, tokens/s and peak resident memory) and progress.
 //
 // --json writes, for perplexity,
 //

@@ -8,30 +8,26 @@ import (
 	"strings"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
-	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 )
 
 // passkeyTask runs the passkey evaluation of every opened run and writes the
 // report; fileText, when not nil, is the filler instead of each run's
-// training split. Episodes are laid out in bytes: a run of another
-// tokenizer than the byte tokenizer is refused.
+// training split; episodes are laid out in each run's tokens.
 func passkeyTask(opened []*eval.Trained, fileText []byte, o eval.PasskeyOptions, jsonPath, plotPath string, stdout, stderr io.Writer) error {
 	var report eval.PasskeyReport
 	terminal := cli.IsTerminal(stderr)
 	for _, r := range opened {
-		if k := r.Tokenizer.Kind(); k != data.ByteTokenizerName {
-			return fmt.Errorf("%s: --task passkey needs a run of the byte tokenizer; this one's is %v", r.Name, r.Tokenizer)
-		}
-		filler := fileText
-		if filler == nil {
-			var err error
-			if filler, err = r.TrainingText(cli.CorpusProgress(stderr, terminal)); err != nil {
-				return err
-			}
+		var filler []uint32
+		var err error
+		if fileText != nil {
+			filler = r.Tokenizer.Encode(fileText)
+		} else if filler, err = r.TrainingTokens(cli.CorpusProgress(stderr, terminal)); err != nil {
+			return err
 		}
 		o.Progress = eval.NewPasskeyProgress(stderr, terminal, nil)
+		o.Tokenizer = r.Tokenizer
 		res, err := eval.Passkey(r.Model, filler, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.Name, err)

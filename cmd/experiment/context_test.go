@@ -105,11 +105,11 @@ func TestExperimentContextBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--passkey", "20"}, `--passkey: "20" is not a distance of at least 38`},
+		{[]string{"--passkey", "20"}, `--passkey 20 is shorter than the question, 38 tokens long`},
 		{[]string{"--strides", "1,1/3,2"}, `--strides: stride "2": want 1 (non-overlapping), 1/k`},
 		{[]string{"--passkey", "40,40"}, "--passkey lists 40 twice"},
 		{[]string{"--passkey", "40", "--passkey-episodes", "0"}, "--passkey-episodes must be positive"},
-		{[]string{"--passkey", "100000"}, "--passkey 100000 needs 99962 bytes of filler in one piece, the training split has"},
+		{[]string{"--passkey", "100000"}, "--passkey 100000 needs 99962 tokens of filler in one piece, the training split has"},
 	} {
 		var o, e bytes.Buffer
 		code := command(append([]string{"--config", cfg}, tc.args...), &o, &e)

@@ -14,11 +14,16 @@
 //	go run ./cmd/experiment [--config FILE[,FILE...]] [--pos SCHEME,...] [--out DIR] [--seeds S,...] \
 //	    [--mults M,...] [--steps N] [--eval-every N] [--batch-tokens N] [--max-tokens N] \
 //	    [--strides 1,1/k,1tok] [--attention-stats] [--passkey D,...] [--passkey-episodes N] \
-//	    [--extend SCHEME:METHOD,...] [--no-timings] [--shard K/N] [--report-only] [--no-lock]
+//	    [--extend SCHEME:METHOD,...] [--beside REPORT.json] [--no-timings] [--shard K/N] [--report-only] [--no-lock]
 //	go run ./cmd/experiment --grid FILE [--out DIR] [--seeds S,...] [--mults M,...] ...
 //	go run ./cmd/experiment [--config FILE | --grid FILE] [--pos SCHEME,...] --cost-steps N [--cost-rounds N] [--out DIR]
 //
 // --help prints the flags.
+//
+// Every length is in the runs' tokens, those of the config's
+// data.tokenizer (bytes, or a BPE: go doc ./train), and every report gives
+// bits per byte beside perplexity, so that experiments of different
+// tokenizers compare.
 //
 // # Runs
 //
@@ -101,6 +106,13 @@
 //		column of its own: alibi:interp, rope:pi, rope:ntk,
 //		rope:dynamic-ntk, rope:yarn (go doc ./cmd/eval describes them).
 //		One config only.
+//	--beside REPORT.json
+//		Another experiment's report.json, typically one of another
+//		tokenizer (testdata/results/tiny-zoo.json is the byte-level zoo):
+//		the bits-per-byte table gives, beside each scheme the two share,
+//		that experiment's bits per byte at the same bytes of context,
+//		interpolated linearly in the logarithm of the context between the
+//		two lengths it evaluated around it ("–" outside them).
 //
 // # Context lenses
 //
@@ -164,7 +176,9 @@
 // In <out>:
 //
 //	report.md     the report, also printed to standard output: perplexity at every
-//	              length per scheme (mean and min–max over seeds), the settings, each
+//	              length per scheme (mean and min–max over seeds), bits per byte at
+//	              every length with its bytes of context (and --beside's schemes at
+//	              the same bytes), the tokenizer, the settings, each
 //	              run's training and evaluation figures, and the command that reproduces it
 //	report.json   the numbers (see below)
 //	report.png    perplexity against length, loss by position, training loss
@@ -185,16 +199,17 @@
 //
 //	{"runs": [{"run", "pos", "group", "seed", "train_len", "params", "steps", "train_tokens",
 //	  "train_tokens_per_second", "train_wall_seconds", "final_train_loss",
-//	  "train_peak_rss_bytes", "processor", "kernels",
+//	  "train_peak_rss_bytes", "processor", "kernels", "tokenizer",
 //	  "weights": {"checkpoint", "step", "steps", "finished"},
 //	  "corpus": {"spec", "bytes", "sha256", "go_version"},
 //	  "loss": [{"step", "loss"}],
 //	  "validation": [{"step", "tokens", "seconds", "ppl", "len"}],
 //	  "results": [{"len", "protocol", "stride", "ppl", "nats_per_token", "bits_per_byte",
-//	    "tokens", "windows", "wall_seconds", "tokens_per_second", "peak_rss_bytes",
+//	    "bytes", "tokens", "windows", "wall_seconds", "tokens_per_second", "peak_rss_bytes",
 //	    "position_buckets": [{"from", "to", "loss"}]}]}],
 //	 "schemes": [{"pos", "group", "train_len", "seeds", "params", "train_tokens_per_second",
-//	  "lengths": [{"len", "mean_ppl", "min_ppl", "max_ppl", "std_ppl", "relative_to_first"}]}]}
+//	  "lengths": [{"len", "mean_ppl", "min_ppl", "max_ppl", "std_ppl", "relative_to_first",
+//	    "mean_bits_per_byte", "min_bits_per_byte", "max_bits_per_byte", "context_bytes"}]}]}
 //
 // group names a grid's groups (scheme and training length, "alibi
 // L=256"); weights is the checkpoint the run's results were scored from
@@ -203,7 +218,11 @@
 // of positions ([0, 1), [1, 2), [2, 4), ...), so that a committed report
 // stays small (each run's eval.json keeps the full arrays);
 // relative_to_first is the mean perplexity over the one at the first
-// multiple. With several configs the report adds a table of each group's
+// multiple; bytes is the bytes of text a result's scored tokens stand for,
+// and context_bytes a length in bytes of text (the length times the bytes
+// a scored token stands for; the length itself for a byte-level run);
+// tokenizer describes the run's tokenizer (absent for runs trained before
+// runs had one, which are byte-level). With several configs the report adds a table of each group's
 // training, a row per training length of each scheme with its perplexity
 // at every multiple and its best length, time-to-perplexity tables, and a
 // plot with a panel per scheme and a curve per L.
@@ -245,6 +264,13 @@
 //
 //	go run ./cmd/experiment --config configs/tiny.yaml --pos alibi,sinusoidal,none,rope,t5,kerple,fire,fox \
 //	    --seeds 1337,1,2 --out runs/zoo --extend rope:yarn
+//
+// The zoo on BPE tokens (configs/tiny-bpe.yaml, a BPE of 1024 tokens), to
+// 64x L in tokens, its bits per byte set beside the byte-level zoo's at
+// equal bytes of context:
+//
+//	go run ./cmd/experiment --config configs/tiny-bpe.yaml --pos alibi,sinusoidal,rope,kerple,fox \
+//	    --seeds 1337,1,2 --out runs/zoo-bpe --mults 1,2,4,16,64 --beside testdata/results/tiny-zoo.json
 //
 // The training-length sweep of an experiment file, read finer than 2L:
 //

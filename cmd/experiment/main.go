@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -67,6 +68,10 @@ type options struct {
 	extends    map[string][]string
 	// noTimings leaves the machine's figures out of the report.
 	noTimings bool
+	// beside is another experiment's report (--beside), whose schemes the
+	// bits-per-byte table sets beside these at equal bytes of context.
+	besidePath string
+	beside     *eval.Comparison
 	// The cost measurement (--cost-steps > 0): steps per round and rounds.
 	costSteps, costRounds int
 }
@@ -98,6 +103,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.evalEvery, "eval-every", 0, "steps between periodic validations of every run, overriding the config (denser points for time to perplexity)")
 	flags.IntVar(&o.costSteps, "cost-steps", 0, "measure training cost instead: train every run from scratch for this many steps, once per round, and write cost.md and cost.json (tokens/s and peak memory per scheme)")
 	flags.IntVar(&o.costRounds, "cost-rounds", 3, "with --cost-steps: rounds, each training every run once, in turn, so that a drift in the machine's speed reaches every scheme alike")
+	flags.StringVar(&o.besidePath, "beside", "", "report.json of another experiment (such as testdata/results/tiny-zoo.json, the byte-level zoo): the bits-per-byte table sets each scheme the two share beside this one's, at equal bytes of context")
 	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
@@ -113,6 +119,13 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := o.parse(*shard); err != nil {
 		return fail("%v", err)
+	}
+	if o.besidePath != "" {
+		c, err := readBeside(o.besidePath)
+		if err != nil {
+			return fail("--beside: %v", err)
+		}
+		o.beside = c
 	}
 	if o.noTimings && o.lenses() {
 		return fail("--no-timings applies to the perplexity report only, not with --strides, --passkey or --attention-stats")
@@ -207,12 +220,13 @@ func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) er
 		return err
 	}
 	val := d.Val
-	if o.distances != nil && d.Tokenizer.Kind() != data.ByteTokenizerName {
-		return fmt.Errorf("--passkey needs runs of the byte tokenizer; %s's data.tokenizer is %s", e.path, e.cfg.Data.Tokenizer)
-	}
+	question := len(d.Tokenizer.Encode([]byte(data.PasskeyQuestion)))
 	for _, dist := range o.distances {
-		if piece := dist - data.MinPasskeyDistance; piece > len(d.TrainText) {
-			return fmt.Errorf("--passkey %d needs %d bytes of filler in one piece, the training split has %d", dist, piece, len(d.TrainText))
+		if dist < question {
+			return fmt.Errorf("--passkey %d is shorter than the question, %d tokens long under the tokenizer %v", dist, question, d.Tokenizer)
+		}
+		if piece := dist - question; piece > len(d.Train) {
+			return fmt.Errorf("--passkey %d needs %d tokens of filler in one piece, the training split has %d", dist, piece, len(d.Train))
 		}
 	}
 	for _, f := range o.factors {
@@ -286,8 +300,8 @@ func (o *options) parse(shard string) error {
 	if o.passkeyList != "" {
 		for _, f := range strings.Split(o.passkeyList, ",") {
 			v, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || v < data.MinPasskeyDistance {
-				return fmt.Errorf("--passkey: %q is not a distance of at least %d (the question's length)", f, data.MinPasskeyDistance)
+			if err != nil || v < 1 {
+				return fmt.Errorf("--passkey: %q is not a distance in tokens (a positive integer, at least the question's length)", f)
 			}
 			o.distances = append(o.distances, v)
 		}
@@ -551,4 +565,23 @@ func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal b
 	_, err = train.Train(ctx, c, train.Options{Resume: true, Log: log, Terminal: terminal, CorpusProgress: cli.CorpusProgress(log, terminal),
 		Unlocked: true}) // trainAndEvaluate holds the lock
 	return true, err
+}
+
+// readBeside reads another experiment's report.json and compares its runs
+// again, so that a report written before reports had bits per byte gets
+// them from its results.
+func readBeside(path string) (*eval.Comparison, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c eval.Comparison
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(c.Runs) == 0 {
+		return nil, fmt.Errorf("%s holds no runs", path)
+	}
+	cmp := eval.Compare(c.Runs)
+	return &cmp, nil
 }

@@ -53,11 +53,12 @@ func passkeyRun(r *eval.Trained, dir string, o options, made madeBy, stderr io.W
 	if have, err := readPasskey(dir, o, made); err != nil || have != nil {
 		return err
 	}
-	filler, err := r.TrainingText(cli.CorpusProgress(stderr, terminal))
+	filler, err := r.TrainingTokens(cli.CorpusProgress(stderr, terminal))
 	if err != nil {
 		return err
 	}
 	po := o.passkeyOptions()
+	po.Tokenizer = r.Tokenizer
 	po.Progress = eval.NewPasskeyProgress(stderr, terminal, nil)
 	res, err := eval.Passkey(r.Model, filler, po)
 	if err != nil {

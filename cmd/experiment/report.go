@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
@@ -223,7 +224,7 @@ func trainedRun(c cell, o options) (eval.TrainedRun, madeBy, error) {
 	}
 	r := eval.TrainedRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), Group: c.group, Seed: c.seed, TrainLen: c.cfg.Model.TrainLen, Params: s.Params,
 		Steps: s.Steps, TrainTokens: int64(s.Steps) * int64(c.cfg.Train.Batch*c.cfg.Model.TrainLen), TokensPerSecond: s.TokensPerSecond, WallSeconds: s.WallSeconds, FinalTrainLoss: s.FinalTrainLoss,
-		PeakRSSBytes: s.PeakRSSBytes, Processor: s.Processor, Kernels: s.Kernels, Loss: loss, Validation: val,
+		PeakRSSBytes: s.PeakRSSBytes, Processor: s.Processor, Kernels: s.Kernels, Tokenizer: s.Tokenizer, Loss: loss, Validation: val,
 		Corpus: eval.CorpusID{Spec: s.Corpus, Bytes: s.CorpusBytes, SHA256: s.CorpusSHA256, GoVersion: s.GoVersion}, Weights: weights}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[evalKey{l, 0}]
@@ -260,8 +261,8 @@ func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 	}
 	if o.isGrid() {
 		fmt.Fprintf(&b, "# Grid: %s\n\n", strings.Join(o.schemes(), ", "))
-		fmt.Fprintf(&b, "Every scheme at each training length L of its configs. Validation perplexity per byte, non-overlapping windows over %s, "+
-			"the last %g of %s, at multiples of each run's own L.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus)
+		fmt.Fprintf(&b, "Every scheme at each training length L of its configs. Validation perplexity per %s, non-overlapping windows over %s, "+
+			"the last %g of %s, at multiples of each run's own L.\n\n", perWhat(cfg), scored, cfg.Data.ValFrac, cfg.Data.Corpus)
 		if len(cmp.Schemes) <= 8 {
 			cmp.Markdown(&b)
 			b.WriteString("\n")
@@ -270,11 +271,12 @@ func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 		b.WriteString("\n![perplexity vs length by training length, validation vs tokens and seconds](report.png)\n\n")
 	} else {
 		fmt.Fprintf(&b, "# Extrapolation: %s\n\n", strings.Join(o.schemes(), " vs "))
-		fmt.Fprintf(&b, "Validation perplexity per byte, non-overlapping windows over %s, the last %g of %s, "+
-			"at multiples of the training length L = %d.\n\n", scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
+		fmt.Fprintf(&b, "Validation perplexity per %s, non-overlapping windows over %s, the last %g of %s, "+
+			"at multiples of the training length L = %d.\n\n", perWhat(cfg), scored, cfg.Data.ValFrac, cfg.Data.Corpus, cfg.Model.TrainLen)
 		cmp.Markdown(&b)
 		b.WriteString("\n![perplexity vs length, loss by position, training loss](report.png)\n\n")
 	}
+	bitsPerByte(&b, cmp, o)
 	if o.lenses() {
 		ctx.markdown(&b, cfg, o)
 	}
@@ -287,6 +289,15 @@ func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 		fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
 			"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
 			m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+	}
+	var tokenizers []string
+	for _, r := range cmp.Runs {
+		if t := r.Tokenizer; t != "" && !slices.Contains(tokenizers, t) {
+			tokenizers = append(tokenizers, t)
+		}
+	}
+	if len(tokenizers) > 0 {
+		fmt.Fprintf(&b, "Tokenizer: %s (data.tokenizer %s); every length is in its tokens.\n\n", strings.Join(tokenizers, "; "), cfg.Data.Tokenizer)
 	}
 	// Every run of an experiment reads the config's corpus; name it once,
 	// or per run if it changed between runs (another Go version, say).
@@ -376,6 +387,9 @@ func reproduce(o options) string {
 	if o.distances != nil {
 		cmd += fmt.Sprintf(" --passkey %s --passkey-episodes %d", o.passkeyList, o.episodes)
 	}
+	if o.besidePath != "" {
+		cmd += " --beside " + o.besidePath
+	}
 	if o.extendList != "" {
 		cmd += " --extend " + o.extendList
 	}
@@ -391,4 +405,29 @@ func errSuffix(err error) string {
 		return ""
 	}
 	return ": " + err.Error()
+}
+
+// bitsPerByte writes the bits-per-byte table, with the schemes of --beside
+// at equal bytes of context when it was given.
+func bitsPerByte(b *strings.Builder, cmp eval.Comparison, o options) {
+	b.WriteString("## Bits per byte\n\n")
+	b.WriteString("The negative log-likelihood of the scored tokens over ln 2 times the bytes of text they stand for: " +
+		"the scale on which runs of different tokenizers compare (log2 of the perplexity for a byte-level run). " +
+		"Each length is also given in bytes of context: the length in tokens times the bytes a scored token stands for.")
+	if o.beside != nil {
+		fmt.Fprintf(b, " Beside each scheme, the same scheme in %s at the same bytes of context, interpolated linearly in the logarithm "+
+			"of the context between the two lengths it was evaluated at around it.", o.besidePath)
+	}
+	b.WriteString("\n\n")
+	cmp.BitsPerByteMarkdown(b, o.beside, filepath.Base(o.besidePath))
+	b.WriteString("\n")
+}
+
+// perWhat is what the report's perplexity is per: "byte" for a byte-level
+// config, "token (data.tokenizer bpe:1024)" for another.
+func perWhat(cfg train.Config) string {
+	if spec, err := data.ParseTokenizerSpec(cfg.Data.Tokenizer); err == nil && spec.Kind == data.ByteTokenizerName {
+		return "byte"
+	}
+	return fmt.Sprintf("token (data.tokenizer %s)", cfg.Data.Tokenizer)
 }
