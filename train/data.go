@@ -51,6 +51,9 @@ func LoadData(cfg Config, progress data.Progress, dir string, log io.Writer) (*D
 	if err != nil {
 		return nil, err
 	}
+	if spec.Kind == "bpe" && tok.VocabSize() < spec.Vocab {
+		return nil, fmt.Errorf("data.tokenizer bpe:%d: the training split has no pair left to merge at %d tokens; use bpe:%d", spec.Vocab, tok.VocabSize(), tok.VocabSize())
+	}
 	if v := cfg.Model.Vocab; v != 0 && v != tok.VocabSize() {
 		return nil, fmt.Errorf("model.vocab is %d but the tokenizer (data.tokenizer %s) has %d tokens: leave model.vocab out, it is the tokenizer's",
 			v, cfg.Data.Tokenizer, tok.VocabSize())

@@ -1,0 +1,96 @@
+package train
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/model"
+)
+
+const tokModel = "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1}\n"
+
+// data.tokenizer decides model.vocab: derived when left out, refused in one
+// line when given otherwise; a bad spec and passkey episodes with a BPE
+// are refused in one line too.
+func TestTokenizerConfig(t *testing.T) {
+	for _, c := range []struct {
+		yaml, wantErr string
+		vocab         int
+		tokenizer     string
+	}{
+		{tokModel, "", 256, "bytes"},
+		{tokModel + "data: {tokenizer: bytes}\n", "", 256, "bytes"},
+		{tokModel + "data: {tokenizer: \"bpe:1024\"}\n", "", 1024, "bpe:1024"},
+		{strings.Replace(tokModel, "d_model: 8,", "d_model: 8, vocab: 1024,", 1) + "data: {tokenizer: \"bpe:1024\"}\n", "", 1024, "bpe:1024"},
+		{strings.Replace(tokModel, "d_model: 8,", "d_model: 8, vocab: 256,", 1) + "data: {tokenizer: \"bpe:1024\"}\n",
+			"model.vocab is 256 but data.tokenizer bpe:1024 has 1024 tokens: leave model.vocab out, it is the tokenizer's", 0, ""},
+		{strings.Replace(tokModel, "d_model: 8,", "d_model: 8, vocab: 300,", 1),
+			"model.vocab is 300 but data.tokenizer bytes has 256 tokens", 0, ""},
+		{tokModel + "data: {tokenizer: \"bpe:12\"}\n", "data.tokenizer: tokenizer \"bpe:12\": bpe:N wants a vocabulary size N in 256..", 0, ""},
+		{strings.Replace(tokModel, "train_len: 4", "train_len: 128", 1) + "data: {tokenizer: \"bpe:1024\", passkey: 0.1}\n",
+			"data.passkey needs data.tokenizer bytes", 0, ""},
+		{tokModel + "data: {tokenizer: some/tokenizer.json}\n", "", 0, "some/tokenizer.json"},
+	} {
+		cfg, err := ParseConfig([]byte(c.yaml))
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q: %v, want one line containing %q", c.yaml, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || cfg.Model.Vocab != c.vocab || cfg.Data.Tokenizer != c.tokenizer {
+			t.Errorf("%q: vocab %d, tokenizer %q, %v; want %d and %q", c.yaml, cfg.Model.Vocab, cfg.Data.Tokenizer, err, c.vocab, c.tokenizer)
+		}
+	}
+}
+
+// A run given a tokenizer.json uses it as is: its vocabulary is the file's,
+// its run directory gets the same tokenizer, its checkpoints name its hash;
+// a size that differs from model.vocab is refused before training.
+func TestTrainWithTokenizerFile(t *testing.T) {
+	text, err := data.DefaultCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := data.ParseTokenizerSpec("bpe:300")
+	tok, err := spec.Make(text[:100000], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := tok.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	cfg := microConfig(t, model.PosALiBi, 4)
+	cfg.Data.Tokenizer, cfg.Model.Vocab = path, 0
+	sum, err := Train(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := data.LoadTokenizer(filepath.Join(cfg.Out, model.TokenizerFile))
+	if err != nil || saved.Hash() != tok.Hash() || sum.TokenizerHash != tok.Hash() {
+		t.Fatalf("run tokenizer %v (%v), summary %s; want hash %s", saved, err, sum.TokenizerHash, tok.Hash())
+	}
+	c, err := model.LoadCheckpoint(sum.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Meta[model.MetaTokenizer] != tok.Hash() {
+		t.Errorf("checkpoint names %q", c.Meta[model.MetaTokenizer])
+	}
+	m, err := c.Model()
+	if err != nil || m.Config.Vocab != 300 {
+		t.Fatalf("checkpoint vocabulary %v, %v", m, err)
+	}
+	cfg.Out, cfg.Model.Vocab = filepath.Join(t.TempDir(), "other"), 512
+	if _, err := Train(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "model.vocab is 512 but the tokenizer") {
+		t.Errorf("vocab 512 with a 300-token file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, model.CheckpointDir)); err == nil {
+		t.Error("the refused run wrote checkpoints")
+	}
+}
