@@ -202,3 +202,61 @@ func TestOtherTokenizerRefused(t *testing.T) {
 	_, err = r.ValidationTokens(nil)
 	oneLine("a BPE run without its tokenizer.json", err, "give the run's tokenizer.json with --tokenizer")
 }
+
+// A checkpoint written before runs had tokenizers names none and its run
+// directory holds no tokenizer.json: it is a byte run, opened, scored and
+// resumed as one, with the same numbers as when it named the byte
+// tokenizer.
+func TestCheckpointWithoutTokenizerIsBytes(t *testing.T) {
+	cfg, sum := trainMicro(t, 10, "")
+	r, err := eval.OpenRun(cfg.Out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, err := r.ValidationTokens(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := eval.Perplexity(r.Model, val, eval.Options{Len: cfg.Model.TrainLen, Tokenizer: r.Tokenizer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := model.Checkpoints(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range cs {
+		c, err := model.LoadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(c.Meta, model.MetaTokenizer)
+		if err := model.SaveCheckpoint(path, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(cfg.Out, model.TokenizerFile)); err != nil {
+		t.Fatal(err)
+	}
+	r, err = eval.OpenRun(cfg.Out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Tokenizer == nil || r.Tokenizer.Kind() != data.ByteTokenizerName || r.TokenizerHash != (data.ByteTokenizer{}).Hash() {
+		t.Fatalf("an old checkpoint opened with tokenizer %v (%s)", r.Tokenizer, r.TokenizerHash)
+	}
+	after, err := eval.Perplexity(r.Model, val, eval.Options{Len: cfg.Model.TrainLen, Tokenizer: r.Tokenizer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.PPL != before.PPL || after.PPL != sum.ValPPL || after.BitsPerByte != before.BitsPerByte {
+		t.Errorf("ppl %v, %v bits per byte; before %v, %v", after.PPL, after.BitsPerByte, before.PPL, before.BitsPerByte)
+	}
+	cfg.Train.Steps = 14
+	if _, err := train.Train(context.Background(), cfg, train.Options{Resume: true}); err != nil {
+		t.Fatalf("resuming an old byte run: %v", err)
+	}
+	if tok, err := data.LoadTokenizer(filepath.Join(cfg.Out, model.TokenizerFile)); err != nil || tok.Kind() != data.ByteTokenizerName {
+		t.Errorf("the resumed run's tokenizer.json: %v, %v", tok, err)
+	}
+}
