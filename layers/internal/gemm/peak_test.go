@@ -16,8 +16,12 @@ func TestPeak(t *testing.T) {
 		if !p.Supported() {
 			continue
 		}
+		// The best of five short runs: a busy machine that takes the core
+		// away during one run does not make the vector path look scalar.
 		prev := setPath(p)
-		rate[p] = Peak(1, 20*time.Millisecond)
+		for range 5 {
+			rate[p] = max(rate[p], Peak(1, 20*time.Millisecond))
+		}
 		setPath(prev)
 		if r := rate[p]; !(r > 0) || math.IsInf(r, 0) {
 			t.Fatalf("%v: peak %v GFLOP/s", p, r)
