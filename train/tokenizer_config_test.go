@@ -94,3 +94,23 @@ func TestTrainWithTokenizerFile(t *testing.T) {
 		t.Error("the refused run wrote checkpoints")
 	}
 }
+
+// tiny-bpe.yaml is tiny.yaml with a BPE of 1024 tokens (the vocabulary
+// derived from it) and 1000 steps.
+func TestTinyBPEConfig(t *testing.T) {
+	tiny, err := LoadConfig("../configs/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadConfig("../configs/tiny-bpe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Data.Tokenizer != "bpe:1024" || b.Model.Vocab != 1024 || b.Train.Steps != 1000 {
+		t.Errorf("tiny-bpe: tokenizer %q, vocab %d, %d steps", b.Data.Tokenizer, b.Model.Vocab, b.Train.Steps)
+	}
+	b.Data.Tokenizer, b.Model.Vocab, b.Name, b.Train.Steps, b.Train.EvalEvery = tiny.Data.Tokenizer, tiny.Model.Vocab, tiny.Name, tiny.Train.Steps, tiny.Train.EvalEvery
+	if err := CheckResume(tiny, b); err != nil {
+		t.Errorf("tiny-bpe differs from tiny beyond its tokenizer and budget: %v", err)
+	}
+}
