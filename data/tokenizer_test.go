@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestEncodeDecodeRoundTrip(t *testing.T) {
+func TestByteTokenizerRoundTrip(t *testing.T) {
 	all := make([]byte, 256)
 	for i := range all {
 		all[i] = byte(i)
@@ -30,19 +30,19 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ids := Encode(tt.text)
+			ids := ByteTokenizer{}.Encode(tt.text)
 			if len(ids) != len(tt.text) {
 				t.Fatalf("len(Encode) = %d, want %d", len(ids), len(tt.text))
 			}
 			for i, id := range ids {
-				if id != int(tt.text[i]) {
+				if id != uint32(tt.text[i]) {
 					t.Fatalf("Encode[%d] = %d, want %d", i, id, tt.text[i])
 				}
-				if id < 0 || id >= VocabSize {
+				if id >= VocabSize {
 					t.Fatalf("Encode[%d] = %d outside vocab", i, id)
 				}
 			}
-			got, err := Decode(ids)
+			got, err := ByteTokenizer{}.Decode(ids)
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -56,16 +56,16 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 func TestDecodeError(t *testing.T) {
 	tests := []struct {
 		name string
-		ids  []int
+		ids  []uint32
 		want []string
 	}{
-		{"too large", []int{65, 66, 256}, []string{"256", "index 2"}},
-		{"negative", []int{-1}, []string{"-1", "index 0"}},
-		{"first bad reported", []int{0, 1000, -5}, []string{"1000", "index 1"}},
+		{"too large", []uint32{65, 66, 256}, []string{"256", "index 2"}},
+		{"far too large", []uint32{1 << 31}, []string{"2147483648", "index 0"}},
+		{"first bad reported", []uint32{0, 1000, 5000}, []string{"1000", "index 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Decode(tt.ids)
+			got, err := ByteTokenizer{}.Decode(tt.ids)
 			if err == nil {
 				t.Fatalf("Decode(%v) = %q, want error", tt.ids, got)
 			}
@@ -78,16 +78,16 @@ func TestDecodeError(t *testing.T) {
 	}
 }
 
-func ExampleEncode() {
-	ids := Encode([]byte("Light"))
+func ExampleByteTokenizer() {
+	ids := ByteTokenizer{}.Encode([]byte("Light"))
 	fmt.Println(ids)
-	text, err := Decode(ids)
+	text, err := ByteTokenizer{}.Decode(ids)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(string(text))
-	_, err = Decode([]int{72, 300})
+	_, err = ByteTokenizer{}.Decode([]uint32{72, 300})
 	fmt.Println(err)
 	// Output:
 	// [76 105 103 104 116]

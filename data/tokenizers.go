@@ -39,7 +39,7 @@ type Tokenizer interface {
 }
 
 // ByteTokenizer is the byte tokenizer: the id of a byte is its value, so
-// there are 256 ids and one token per byte. It encodes as [Encode] does.
+// there are [VocabSize] ids and one token per byte.
 type ByteTokenizer struct{}
 
 var (

@@ -22,9 +22,9 @@ func TestByteTokenizer(t *testing.T) {
 	}
 	var tok Tokenizer = ByteTokenizer{}
 	ids := tok.Encode(text)
-	for i, id := range Encode(text) {
-		if ids[i] != uint32(id) {
-			t.Fatalf("id %d: %d, Encode gives %d", i, ids[i], id)
+	for i, b := range text {
+		if ids[i] != uint32(b) {
+			t.Fatalf("id %d: %d, the byte is %d", i, ids[i], b)
 		}
 	}
 	back, err := tok.Decode(ids)
