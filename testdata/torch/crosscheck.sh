@@ -74,6 +74,10 @@ if [ "$do_eval" = 1 ]; then
 fi
 
 if [ "$do_tp" = 1 ]; then
+  read -r load _ </proc/loadavg
+  if awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > 1.5 * n) }'; then
+    echo "warning: load average $load on $(nproc) cores before the rounds; PyTorch's OpenMP threads slow down far more than the project on a busy machine, so the ratios below overstate the project's" >&2
+  fi
   pairs="fp32:configs/tiny.yaml"
   [ "$bf16" = 1 ] && pairs="$pairs bf16:configs/tiny-bf16.yaml"
   for pair in $pairs; do
