@@ -28,6 +28,7 @@ Run from the project's root with /usr/bin/python3, after testdata/torch/setup.sh
 """
 import argparse
 import ctypes
+import hashlib
 import json
 import math
 import os
@@ -110,6 +111,8 @@ def eval_command(args):
     else:
         ckpt, cfg_path = runfiles.latest_checkpoint(args.run), os.path.join(args.run, "config.yaml")
     mc = ckpt.model
+    if ckpt.tokenizer != "bytes" or mc["vocab"] != 256:
+        raise ValueError(f"{ckpt.path}: tokenizer {ckpt.tokenizer}, vocabulary {mc['vocab']}: lm.py scores byte-level runs only")
     if cfg_path and os.path.exists(cfg_path):
         # The run's config.yaml and its checkpoint must describe one model.
         yc = runfiles.load_config(cfg_path)["model"]
@@ -136,7 +139,10 @@ def eval_command(args):
             weights[name].view(-1)[0] += delta
         print(f"perturbed {name}[0] by {delta}")
     model.eval()
-    _, val = runfiles.split(runfiles.load_corpus(ckpt.corpus), ckpt.val_frac)
+    corpus = runfiles.load_corpus(ckpt.corpus)
+    if ckpt.corpus_sha256 and hashlib.sha256(corpus).hexdigest() != ckpt.corpus_sha256:
+        raise ValueError(f"corpus {ckpt.corpus} is not the one the run trained on (its SHA-256 differs)")
+    _, val = runfiles.split(corpus, ckpt.val_frac)
     project = project_results(args.project_json) if args.project_json else {}
     tol = args.tol if args.tol is not None else {"float32": 1e-6, "float64": 1e-7}[args.dtype]
     lens = parse_lens(args.lens) if args.lens else [mc["train_len"] * m for m in (1, 2, 4)]
@@ -208,6 +214,8 @@ def throughput_command(args):
         fail(f"--steps must be more than the {WARM_STEPS} warm-up steps, got {args.steps}")
     cfg = runfiles.load_config(args.config)
     m, t = cfg["model"], dict(cfg["train"], steps=args.steps)
+    if cfg["data"]["tokenizer"] != "bytes" or m["vocab"] != 256:
+        fail(f"{args.config}: tokenizer {cfg['data']['tokenizer']}: lm.py trains byte-level models only")
     torch.manual_seed(m["seed"])
     train_tokens, _ = runfiles.split(runfiles.load_corpus(cfg["data"]["corpus"]), cfg["data"]["val_frac"])
     data = torch.from_numpy(np.frombuffer(train_tokens, dtype=np.uint8).astype(np.int64))

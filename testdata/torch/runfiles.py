@@ -5,9 +5,10 @@ Go code paths, so that a disagreement shows up as an error here:
 
   checkpoint  safetensors (8-byte little-endian header length, JSON header,
               data); the project's tag in __metadata__["format"], the model
-              config as JSON in ["config"], the corpus in ["data.corpus"] and
-              ["data.val_frac"], and a SHA-256 over every tensor and metadata
-              entry in ["sha256"], verified here
+              config as JSON in ["config"], the corpus in ["data.corpus"],
+              ["data.val_frac"] and ["data.sha256"], the run's config (with
+              its tokenizer) in ["train.config"], and a SHA-256 over every
+              tensor and metadata entry in ["sha256"], verified here
   config      the YAML of configs/*.yaml or a run's config.yaml, over the
               project's defaults
   corpus      builtin:opticks (data/corpus/opticks.txt.gz), goroot:DIR, a
@@ -31,7 +32,7 @@ DTYPES = {"F32": "<f4", "F64": "<f8", "I64": "<i8", "I32": "<i4", "U32": "<u4", 
 # The defaults of a config file's keys (the project's train.Defaults).
 DEFAULTS = {
     "model": {"vocab": 256, "pos": "alibi", "seed": 1337, "logit_scale": ""},
-    "data": {"corpus": "builtin:opticks", "val_frac": 0.1},
+    "data": {"corpus": "builtin:opticks", "val_frac": 0.1, "tokenizer": "bytes"},
     "train": {"beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "clip": 1.0, "weight_decay": 0.0,
               "min_lr": 0.0, "warmup": 0, "precision": "fp32"},
 }
@@ -83,7 +84,10 @@ class Checkpoint:
         self.model = json.loads(self.meta["config"])
         self.model.setdefault("logit_scale", "")
         self.corpus = self.meta.get("data.corpus", "")
+        self.corpus_sha256 = self.meta.get("data.sha256", "")  # absent in older checkpoints
         self.val_frac = float(self.meta.get("data.val_frac", "0.1"))
+        run_data = json.loads(self.meta.get("train.config", "{}")).get("data", {})
+        self.tokenizer = run_data.get("tokenizer") or "bytes"
 
 
 def latest_checkpoint(run_dir):
