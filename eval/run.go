@@ -205,12 +205,6 @@ func (r *Trained) TrainingTokens(progress data.Progress) ([]uint32, error) {
 	return t.Encode(train), nil
 }
 
-// TrainingText returns the training split of the run's own corpus as text:
-// the filler of passkey episodes.
-func (r *Trained) TrainingText(progress data.Progress) ([]byte, error) {
-	train, _, err := r.splits(progress)
-	return train, err
-}
 
 func (r *Trained) splits(progress data.Progress) (train, val []byte, err error) {
 	if r.Corpus == "" {
