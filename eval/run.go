@@ -205,7 +205,6 @@ func (r *Trained) TrainingTokens(progress data.Progress) ([]uint32, error) {
 	return t.Encode(train), nil
 }
 
-
 func (r *Trained) splits(progress data.Progress) (train, val []byte, err error) {
 	if r.Corpus == "" {
 		return nil, nil, fmt.Errorf("%s records no training corpus; pass a data file", r.Checkpoint)
