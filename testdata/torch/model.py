@@ -35,6 +35,7 @@ def alibi_slopes(heads):
 
 
 def sinusoidal_table(length, d, dtype):
+    """The (length, d) table [sin(p f_k) | cos(p f_k)], a zero last column for odd d."""
     half = d // 2
     freq = torch.exp(torch.arange(half, dtype=torch.float64) * (-math.log(10000.0) / max(half - 1, 1)))
     angle = torch.arange(length, dtype=torch.float64)[:, None] * freq[None, :]
@@ -42,13 +43,13 @@ def sinusoidal_table(length, d, dtype):
     return table.to(dtype)
 
 
-def rope(x, dtype):
+def rope(x):
     """Rotates (batch, heads, T, d_head) by position, half-split pairs (k, k + d_head/2)."""
     t, dh = x.shape[-2], x.shape[-1]
     half = dh // 2
     theta = 10000.0 ** (-2.0 * torch.arange(half, dtype=torch.float64) / dh)
     angle = torch.arange(t, dtype=torch.float64)[:, None] * theta[None, :]
-    cos, sin = torch.cos(angle).to(dtype), torch.sin(angle).to(dtype)
+    cos, sin = torch.cos(angle).to(x.dtype), torch.sin(angle).to(x.dtype)
     a, b = x[..., :half], x[..., half:]
     return torch.cat([a * cos - b * sin, a * sin + b * cos], -1)
 
@@ -69,7 +70,7 @@ class Block(nn.Module):
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
         if rotary:
-            q, k = rope(q, q.dtype), rope(k, k.dtype)
+            q, k = rope(q), rope(k)
         scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads) + bias.to(q.dtype)
         y = (F.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, d)
         x = x + self.out(y)
