@@ -18,9 +18,8 @@
 //
 // [Split] cuts a corpus's text into a training and a validation part at the
 // same byte for every tokenizer. Passkey episodes are laid out in bytes by
-// [Passkey] (training windows mix them in: byte-level runs only) and in any
-// tokenizer's tokens by [TokenPasskey] (evaluation), the same episodes for
-// the byte tokenizer.
+// [Passkey] and in any tokenizer's tokens by [TokenPasskey], the same
+// episodes for the byte tokenizer.
 //
 // The default corpus is Newton's Opticks, embedded in the package.
 package data

@@ -24,14 +24,19 @@ const samplerHeaderLen = len(samplerMagic) + 4*8
 // A Sampler must be created with [NewSampler] and is not safe for concurrent
 // use.
 type Sampler struct {
-	tokens  []uint32
-	text    []byte // the bytes of tokens under the byte tokenizer, for passkey episodes (MixPasskey)
-	length  int
-	batch   int
-	src     *rand.PCG
-	rng     *rand.Rand
-	batches int64
-	passkey float64 // the fraction of rows that are passkey episodes (MixPasskey)
+	tokens []uint32
+	// The passkey mix (MixPasskey): the tokens as bytes under the byte
+	// tokenizer (text), or another tokenizer (tok) and the shortest window
+	// of an episode in its tokens (minWindow).
+	text      []byte
+	tok       Tokenizer
+	minWindow int
+	length    int
+	batch     int
+	src       *rand.PCG
+	rng       *rand.Rand
+	batches   int64
+	passkey   float64 // the fraction of rows that are passkey episodes (MixPasskey)
 }
 
 // NewSampler returns a sampler of batch windows of length tokens each, drawn
@@ -184,22 +189,37 @@ const PasskeyWindowMin = PasskeyStatementLen + MinPasskeyDistance + PasskeyDigit
 // filler, possible only in a text dense in 5-digit numbers) stays a plain
 // window.
 //
-// Episodes are laid out in bytes, one token per byte: text must be the
-// bytes whose byte-tokenizer ids are the sampler's tokens (a run with
-// another tokenizer cannot mix passkey episodes into training).
+// tok is the tokenizer of the sampler's tokens. With the byte tokenizer,
+// episodes are [Passkey]'s, in bytes, as described. With another, they are
+// [TokenPasskey]'s, in its tokens: the shortest episode is then
+// PasskeyStatementLen + the question's tokens + PasskeyDigits tokens (the
+// statement and the key counted at their bytes, which bound their
+// tokens), the sizes are drawn as above from that shortest one, and the
+// plain text after the answer fills the row to its end from the drawn
+// start (moved back where it would run past the tokens).
 //
-// It returns an error if frac is not in [0, 1), if the window is shorter
-// than PasskeyWindowMin, or if text is not the sampler's tokens as bytes.
-func (s *Sampler) MixPasskey(frac float64, text []byte) error {
+// It returns an error if frac is not in [0, 1) or if the window is shorter
+// than the shortest episode.
+func (s *Sampler) MixPasskey(frac float64, tok Tokenizer) error {
 	if !(frac >= 0 && frac < 1) {
 		return fmt.Errorf("sampler: passkey fraction %v is not in [0, 1)", frac)
 	}
-	if frac > 0 && !sameBytes(text, s.tokens) {
-		return fmt.Errorf("sampler: passkey episodes need the byte tokenizer's tokens and their text")
+	minWindow := PasskeyWindowMin
+	if tok.Kind() != ByteTokenizerName {
+		minWindow = PasskeyStatementLen + len(tok.Encode([]byte(PasskeyQuestion))) + PasskeyDigits
 	}
-	s.text = text
-	if frac > 0 && s.length+1 < PasskeyWindowMin {
-		return fmt.Errorf("sampler: a passkey episode needs windows of at least %d tokens, the window is %d", PasskeyWindowMin-1, s.length)
+	if frac > 0 && s.length+1 < minWindow {
+		return fmt.Errorf("sampler: a passkey episode needs windows of at least %d tokens, the window is %d", minWindow-1, s.length)
+	}
+	if frac > 0 {
+		if tok.Kind() == ByteTokenizerName {
+			s.text = make([]byte, len(s.tokens))
+			for i, id := range s.tokens {
+				s.text[i] = byte(id)
+			}
+		} else {
+			s.tok, s.minWindow = tok, minWindow
+		}
 	}
 	s.passkey = frac
 	return nil
@@ -208,6 +228,9 @@ func (s *Sampler) MixPasskey(frac float64, text []byte) error {
 // episodeRow fills one row with a passkey episode of s.length+1 tokens and
 // reports whether it could.
 func (s *Sampler) episodeRow(x, y []int) bool {
+	if s.tok != nil {
+		return s.tokenEpisodeRow(x, y)
+	}
 	n := s.length + 1
 	size := PasskeyWindowMin + s.rng.IntN(n-PasskeyWindowMin+1)
 	before := s.rng.IntN(size - PasskeyWindowMin + 1)
@@ -229,15 +252,28 @@ func (s *Sampler) episodeRow(x, y []int) bool {
 	return true
 }
 
-// sameBytes reports whether ids are the byte tokenizer's ids of text.
-func sameBytes(text []byte, ids []uint32) bool {
-	if len(text) != len(ids) {
+// tokenEpisodeRow is episodeRow in the tokens of s.tok (MixPasskey).
+func (s *Sampler) tokenEpisodeRow(x, y []int) bool {
+	n := s.length + 1
+	size := s.minWindow + s.rng.IntN(n-s.minWindow+1)
+	before := s.rng.IntN(size - s.minWindow + 1)
+	distance := size - before - PasskeyStatementLen - PasskeyDigits
+	tail := s.rng.IntN(len(s.tokens) - (n - size) + 1)
+	p, err := NewTokenPasskey(s.tokens, s.tok, s.rng.Uint64())
+	if err != nil {
 		return false
 	}
-	for i, b := range text {
-		if ids[i] != uint32(b) {
-			return false
-		}
+	e, err := p.EpisodeAt(before, distance)
+	if err != nil {
+		return false
+	}
+	row := append(append(make([]uint32, 0, n), e.Prompt...), e.Answer...)
+	rest := n - len(row) // at least n - size: the statement and the key take at most their bytes in tokens
+	tail = min(tail, len(s.tokens)-rest)
+	row = append(row, s.tokens[tail:tail+rest]...)
+	for i := 0; i < s.length; i++ {
+		x[i] = int(row[i])
+		y[i] = int(row[i+1])
 	}
 	return true
 }

@@ -41,7 +41,7 @@ func TestMixPasskeyRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.MixPasskey(frac, text); err != nil {
+			if err := s.MixPasskey(frac, ByteTokenizer{}); err != nil {
 				t.Fatal(err)
 			}
 			episodes, rows := 0, 0
@@ -98,14 +98,14 @@ func TestMixPasskeyZeroIsPlain(t *testing.T) {
 	text := []byte(strings.Repeat("abcdefghij0123456789", 50))
 	a, _ := NewSampler(ByteTokenizer{}.Encode(text), 120, 4, 3)
 	b, _ := NewSampler(ByteTokenizer{}.Encode(text), 120, 4, 3)
-	if err := b.MixPasskey(0, text); err != nil {
+	if err := b.MixPasskey(0, ByteTokenizer{}); err != nil {
 		t.Fatal(err)
 	}
 	for range 10 {
 		xa, ya := a.Batch()
 		xb, yb := b.Batch()
 		if !slices.Equal(xa, xb) || !slices.Equal(ya, yb) {
-			t.Fatal("MixPasskey(0, text) changed the batches")
+			t.Fatal("MixPasskey(0, ByteTokenizer{}) changed the batches")
 		}
 	}
 }
@@ -113,7 +113,7 @@ func TestMixPasskeyZeroIsPlain(t *testing.T) {
 func TestMixPasskeyResume(t *testing.T) {
 	text := []byte(strings.Repeat("Of the Refractions of Light. ", 300))
 	a, _ := NewSampler(ByteTokenizer{}.Encode(text), 128, 4, 11)
-	_ = a.MixPasskey(0.5, text)
+	_ = a.MixPasskey(0.5, ByteTokenizer{})
 	for range 5 {
 		a.Batch()
 	}
@@ -122,7 +122,7 @@ func TestMixPasskeyResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := NewSampler(ByteTokenizer{}.Encode(text), 128, 4, 99)
-	_ = b.MixPasskey(0.5, text)
+	_ = b.MixPasskey(0.5, ByteTokenizer{})
 	if err := b.UnmarshalBinary(state); err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +151,12 @@ func TestMixPasskeyErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.MixPasskey(c.frac, text); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := s.MixPasskey(c.frac, ByteTokenizer{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("MixPasskey(%v) at length %d: %v, want %q", c.frac, c.length, err, c.want)
 		}
 	}
 	s, _ := NewSampler(ByteTokenizer{}.Encode(text), PasskeyWindowMin-2, 1, 1)
-	if err := s.MixPasskey(0, text); err != nil {
-		t.Errorf("MixPasskey(0, text) on a short window: %v", err)
+	if err := s.MixPasskey(0, ByteTokenizer{}); err != nil {
+		t.Errorf("MixPasskey(0, ByteTokenizer{}) on a short window: %v", err)
 	}
 }

@@ -206,9 +206,6 @@ func (c Config) Validate() error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	if c.Data.Passkey > 0 && spec.Kind != data.ByteTokenizerName {
-		return fmt.Errorf("data.passkey needs data.tokenizer bytes: passkey episodes are laid out one token a byte")
-	}
 	t := c.Train
 	for _, f := range []struct {
 		key      string
@@ -281,7 +278,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("data.val_frac must be in (0, 1), got %g", c.Data.ValFrac)
 	case !(c.Data.Passkey >= 0 && c.Data.Passkey < 1):
 		return fmt.Errorf("data.passkey must be in [0, 1), got %g", c.Data.Passkey)
-	case c.Data.Passkey > 0 && c.Model.TrainLen+1 < data.PasskeyWindowMin:
+	case c.Data.Passkey > 0 && spec.Kind == data.ByteTokenizerName && c.Model.TrainLen+1 < data.PasskeyWindowMin:
 		return fmt.Errorf("data.passkey needs model.train_len of at least %d to hold an episode, got %d", data.PasskeyWindowMin-1, c.Model.TrainLen)
 	}
 	return nil

@@ -28,7 +28,7 @@
 //	  val_frac: 0.1           # default; the last 10% of the bytes are the validation split
 //	  tokenizer: bytes        # default bytes; bpe:N (a byte-level BPE of N tokens trained on the training split),
 //	                          # or the path of a Hugging Face tokenizer.json (byte-level BPE)
-//	  passkey: 0              # default 0; fraction of training windows that are passkey episodes, in [0, 1); bytes only
+//	  passkey: 0              # default 0; fraction of training windows that are passkey episodes, in [0, 1), in the run's tokens
 //	train:
 //	  batch: 16               # required
 //	  steps: 2000             # required

@@ -79,7 +79,7 @@ func newState(cfg Config, d *Data) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
 	}
-	if err := s.MixPasskey(cfg.Data.Passkey, d.TrainText); err != nil {
+	if err := s.MixPasskey(cfg.Data.Passkey, d.Tokenizer); err != nil {
 		return nil, fmt.Errorf("data.passkey: %w", err)
 	}
 	sizes := make([]int, len(m.Weights.Names))

@@ -14,8 +14,7 @@ import (
 const tokModel = "model: {d_model: 8, n_layers: 1, n_heads: 2, d_ff: 8, train_len: 4}\ntrain: {batch: 1, steps: 1, lr: 0.1}\n"
 
 // data.tokenizer decides model.vocab: derived when left out, refused in one
-// line when given otherwise; a bad spec and passkey episodes with a BPE
-// are refused in one line too.
+// line when given otherwise; a bad spec is refused in one line too.
 func TestTokenizerConfig(t *testing.T) {
 	for _, c := range []struct {
 		yaml, wantErr string
@@ -31,8 +30,7 @@ func TestTokenizerConfig(t *testing.T) {
 		{strings.Replace(tokModel, "d_model: 8,", "d_model: 8, vocab: 300,", 1),
 			"model.vocab is 300 but data.tokenizer bytes has 256 tokens", 0, ""},
 		{tokModel + "data: {tokenizer: \"bpe:12\"}\n", "data.tokenizer: tokenizer \"bpe:12\": bpe:N wants a vocabulary size N in 256..", 0, ""},
-		{strings.Replace(tokModel, "train_len: 4", "train_len: 128", 1) + "data: {tokenizer: \"bpe:1024\", passkey: 0.1}\n",
-			"data.passkey needs data.tokenizer bytes", 0, ""},
+		{strings.Replace(tokModel, "train_len: 4", "train_len: 128", 1) + "data: {tokenizer: \"bpe:1024\", passkey: 0.1}\n", "", 1024, "bpe:1024"},
 		{tokModel + "data: {tokenizer: some/tokenizer.json}\n", "", 0, "some/tokenizer.json"},
 	} {
 		cfg, err := ParseConfig([]byte(c.yaml))
@@ -112,5 +110,22 @@ func TestTinyBPEConfig(t *testing.T) {
 	b.Data.Tokenizer, b.Model.Vocab, b.Name, b.Train.Steps, b.Train.EvalEvery = tiny.Data.Tokenizer, tiny.Model.Vocab, tiny.Name, tiny.Train.Steps, tiny.Train.EvalEvery
 	if err := CheckResume(tiny, b); err != nil {
 		t.Errorf("tiny-bpe differs from tiny beyond its tokenizer and budget: %v", err)
+	}
+}
+
+// A BPE run can mix passkey episodes into training, in its tokens; a
+// window too short for one is refused in one line before training.
+func TestTrainBPEWithPasskey(t *testing.T) {
+	cfg := microConfig(t, model.PosALiBi, 4)
+	cfg.Data.Corpus = "builtin:opticks"
+	cfg.Data.Tokenizer, cfg.Model.Vocab, cfg.Data.Passkey = "bpe:512", 0, 0.5
+	cfg.Model.TrainLen, cfg.Train.EvalTokens = 96, 512
+	if _, err := Train(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Out, cfg.Model.TrainLen = filepath.Join(t.TempDir(), "short"), 32
+	_, err := Train(context.Background(), cfg, Options{})
+	if err == nil || !strings.Contains(err.Error(), "data.passkey: sampler: a passkey episode needs windows of at least") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a 32-token window: %v", err)
 	}
 }
