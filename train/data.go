@@ -31,7 +31,7 @@ type Data struct {
 // and holds one (a resumed run keeps its own), else the one data.tokenizer
 // makes: a BPE of bpe:N is trained on the training split only. progress,
 // which may be nil, sees a directory corpus being read; log, which may be
-// nil, is told about BPE training. A split shorter than one window of
+// nil, gets a line naming the corpus and one when a BPE is trained. A split shorter than one window of
 // train_len (plus the one token it predicts last) is an error, and so is a
 // tokenizer whose size is not model.vocab (when the config gives one).
 func LoadData(cfg Config, progress data.Progress, dir string, log io.Writer) (*Data, error) {
@@ -42,6 +42,9 @@ func LoadData(cfg Config, progress data.Progress, dir string, log io.Writer) (*D
 	corpus, err := data.LoadCorpusProgress(cfg.Data.Corpus, progress)
 	if err != nil {
 		return nil, err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "corpus %s: %d bytes in %d files, SHA-256 %.12s…\n", corpus.Spec, len(corpus.Bytes), corpus.Files, corpus.SHA256)
 	}
 	trainText, valText, err := data.Split(corpus.Bytes, cfg.Data.ValFrac)
 	if err != nil {

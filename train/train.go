@@ -145,7 +145,6 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	}
 	corpus, valTok := d.Corpus, d.Val
 	cfg.Model.Vocab = d.Tokenizer.VocabSize()
-	fmt.Fprintf(logw, "corpus %s: %d bytes in %d files, SHA-256 %.12s…\n", corpus.Spec, len(corpus.Bytes), corpus.Files, corpus.SHA256)
 	if d.Tokenizer.Kind() != data.ByteTokenizerName {
 		fmt.Fprintf(logw, "tokenizer %v, hash %.12s…: %d training and %d validation tokens (%.3f bytes a token)\n",
 			d.Tokenizer, d.Tokenizer.Hash(), len(d.Train), len(d.Val), float64(len(d.TrainText))/float64(len(d.Train)))
