@@ -33,6 +33,14 @@ const PasskeyStatementLen = len("The pass key is . Remember it.  is the pass key
 // Distance = L - PasskeyAttentionLag on.
 const PasskeyAttentionLag = len(" is the pass key.") + PasskeyDigits - 1
 
+// PasskeyLag is [PasskeyAttentionLag] in the tokens of tok: the tokens of
+// " is the pass key." plus PasskeyDigits - 1. It is exact when every digit
+// of a key is a token of its own (the byte tokenizer: PasskeyAttentionLag),
+// and an upper bound for a tokenizer that merges digits.
+func PasskeyLag(tok Tokenizer) int {
+	return len(tok.Encode([]byte(" is the pass key."))) + PasskeyDigits - 1
+}
+
 // maxKeyDraws bounds the keys drawn for one episode before giving up because
 // every one of them occurs in the filler.
 const maxKeyDraws = 1000

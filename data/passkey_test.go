@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/alibi-go/alibi/data/bpe"
 )
 
 // opticksFiller returns the embedded default corpus, the filler of most tests.
@@ -319,5 +321,29 @@ func TestPasskeyScore(t *testing.T) {
 	}
 	if got := float64(constant) / n; got != 0 {
 		t.Errorf("constant guesser accuracy = %v, want 0", got)
+	}
+}
+
+// TestPasskeyLag: in bytes the lag is the constant the byte-level reports
+// used (17 bytes of " is the pass key." and 4 more digits); under a BPE
+// that has merged " is", " the", " pass", " key" it is far fewer tokens.
+func TestPasskeyLag(t *testing.T) {
+	if PasskeyAttentionLag != 21 {
+		t.Fatalf("PasskeyAttentionLag is %d, want 21", PasskeyAttentionLag)
+	}
+	if got := PasskeyLag(ByteTokenizer{}); got != PasskeyAttentionLag {
+		t.Fatalf("byte tokenizer: lag %d, want %d", got, PasskeyAttentionLag)
+	}
+	text, err := DefaultCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := bpe.Train(text[:len(text)*9/10], 1024, bpe.TrainOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := len(tok.Encode([]byte(" is the pass key.")))
+	if got := PasskeyLag(tok); got != words+PasskeyDigits-1 || words >= len(" is the pass key.") {
+		t.Fatalf("bpe: lag %d, phrase %d tokens", got, words)
 	}
 }

@@ -148,10 +148,15 @@ type PasskeyResult struct {
 	// EffectiveContext is the largest distance whose accuracy is at least
 	// half of ShortAccuracy; 0 when it is undefined, and then
 	// EffectiveNote says why.
-	EffectiveContext int     `json:"effective_context"`
-	EffectiveNote    string  `json:"effective_note,omitempty"`
-	WallSeconds      float64 `json:"wall_seconds"`
-	TokensPerSecond  float64 `json:"prompt_tokens_per_second"`
+	EffectiveContext int    `json:"effective_context"`
+	EffectiveNote    string `json:"effective_note,omitempty"`
+	// AttentionLag is how much farther back than an episode's distance the
+	// nearest copy of an answer digit lies, in the run's tokens
+	// (data.PasskeyLag; 0 in reports written before it was recorded, which
+	// were all byte runs: data.PasskeyAttentionLag).
+	AttentionLag    int     `json:"attention_lag,omitempty"`
+	WallSeconds     float64 `json:"wall_seconds"`
+	TokensPerSecond float64 `json:"prompt_tokens_per_second"`
 }
 
 // answerScorer gives the logits that predict each byte of an answer after a
@@ -231,8 +236,8 @@ func longestPrompt(distance, minDistance int, depths []float64) int {
 // scorePasskey runs the episodes through s; vocab is the logits' width and
 // trainLen the run's training length.
 func scorePasskey(s answerScorer, vocab, trainLen int, filler []uint32, o PasskeyOptions) (PasskeyResult, error) {
-	res := PasskeyResult{TrainLen: trainLen, Seed: o.Seed, Depths: o.Depths}
 	tok := o.Tokenizer
+	res := PasskeyResult{TrainLen: trainLen, Seed: o.Seed, Depths: o.Depths, AttentionLag: data.PasskeyLag(tok)}
 	minDistance := len(tok.Encode([]byte(data.PasskeyQuestion)))
 	total, done := 0, 0
 	for _, d := range o.Distances {
@@ -363,6 +368,15 @@ func ContiguousContext(points []PasskeyPoint, trainLen int) int {
 
 // unit is what a tokenizer's tokens are called in messages: bytes for the
 // byte tokenizer, tokens for any other.
+// Lag is r.AttentionLag, or data.PasskeyAttentionLag for a result that
+// does not record it (written before it was recorded, by a byte run).
+func (r PasskeyResult) Lag() int {
+	if r.AttentionLag > 0 {
+		return r.AttentionLag
+	}
+	return data.PasskeyAttentionLag
+}
+
 func unit(t data.Tokenizer) string {
 	if t.Kind() == data.ByteTokenizerName {
 		return "bytes"

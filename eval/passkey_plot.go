@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 
-	"github.com/alibi-go/alibi/data"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -12,8 +11,8 @@ import (
 
 // Plot writes a PNG of passkey accuracy against distance (log scale) for
 // every run, with each training length L marked where copying the key
-// starts to need attention at distances past L (D = L -
-// data.PasskeyAttentionLag).
+// starts to need attention at distances past L (D = L - the run's
+// PasskeyResult.Lag).
 func (r PasskeyReport) Plot(path string) error {
 	p, err := r.accuracyPlot(true)
 	if err != nil {
@@ -57,11 +56,12 @@ func (r PasskeyReport) accuracyPlot(legend bool) (*plot.Plot, error) {
 	p.X.Tick.Marker = valueTicks(distances)
 	marked := map[int]bool{}
 	for _, run := range r.Runs {
-		if marked[run.TrainLen] || run.TrainLen <= 0 {
+		lag := run.Lag()
+		if marked[run.TrainLen-lag] || run.TrainLen <= 0 {
 			continue
 		}
-		marked[run.TrainLen] = true
-		at := float64(run.TrainLen - data.PasskeyAttentionLag)
+		marked[run.TrainLen-lag] = true
+		at := float64(run.TrainLen - lag)
 		if at <= 0 {
 			continue
 		}
@@ -72,7 +72,7 @@ func (r PasskeyReport) accuracyPlot(legend bool) (*plot.Plot, error) {
 		l.Color = color.Gray{Y: 100}
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("D = %d: the key's digits %d back, the training length", run.TrainLen-data.PasskeyAttentionLag, run.TrainLen), l)
+		p.Legend.Add(fmt.Sprintf("D = %d: the key's digits %d back, the training length", run.TrainLen-lag, run.TrainLen), l)
 	}
 	return p, nil
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
@@ -94,11 +93,12 @@ func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options)
 		b.WriteString("\n")
 	}
 	if len(c.Passkey.Runs) > 0 {
+		lag := c.Passkey.Runs[0].Lag() // one config, so one tokenizer
 		fmt.Fprintf(b, "### Retrieval at a distance (passkey)\n\n%d episodes per distance, the key at depths %v cycling, filler from each run's training split. "+
 			"The distance D counts the tokens from the end of the key statement to the answer; the nearest copy of each digit lies D+%d tokens "+
 			"before the position that predicts it, so from D = %d on, copying the key needs attention at distances training never showed (L = %d). "+
 			"The effective context length is the largest distance whose accuracy is at least half the run's own accuracy at distances up to L/2 = %d.\n\n",
-			o.episodes, eval.DefaultPasskeyDepths, data.PasskeyAttentionLag, cfg.Model.TrainLen-data.PasskeyAttentionLag, cfg.Model.TrainLen, cfg.Model.TrainLen/2)
+			o.episodes, eval.DefaultPasskeyDepths, lag, cfg.Model.TrainLen-lag, cfg.Model.TrainLen, cfg.Model.TrainLen/2)
 		c.Passkey.Markdown(b)
 		b.WriteString("\n")
 	}
