@@ -20,8 +20,10 @@ type GenerateOptions struct {
 	// alike, so that a prompt gets the same tokens in a batch as alone.
 	Sampling Sampling
 	Seed     uint64
-	// Stop ends a prompt's generation as soon as its output ends with
-	// these bytes, which are not part of the output. Empty: no stop.
+	// Stop ends a prompt's generation as soon as these bytes appear in its
+	// output (in a token of several bytes, wherever they end in it): they
+	// and the rest of that token are not part of the output. Empty: no
+	// stop.
 	Stop []byte
 	// Chunk is the number of prompt tokens run at a time while prefilling
 	// (default 64).
@@ -178,11 +180,18 @@ type genRow struct {
 func (r *genRow) take(logits []float32, emit func(int, []byte), b int, g *Generation) {
 	r.last = r.sampler.Next(logits)
 	tb, _ := r.tok.Token(uint32(r.last)) // an id of no token (a hole in a loaded vocabulary) adds no bytes
+	old := len(r.text)
 	r.text = append(r.text, tb...)
 	g.Tokens++
-	if len(r.stop) > 0 && bytes.HasSuffix(r.text, r.stop) {
-		r.done, g.Stopped = true, true
-		r.text = r.text[:len(r.text)-len(r.stop)]
+	// The stop string may end anywhere in a token of several bytes; an
+	// occurrence that ended before it was found by an earlier token, and
+	// the bytes it starts with were held back (heldBack), never emitted.
+	if len(r.stop) > 0 {
+		from := max(0, old-len(r.stop)+1)
+		if i := bytes.Index(r.text[from:], r.stop); i >= 0 {
+			r.done, g.Stopped = true, true
+			r.text = r.text[:from+i]
+		}
 	}
 	g.Text = r.text
 	final := len(r.text)

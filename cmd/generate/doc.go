@@ -56,8 +56,9 @@
 //	--seed S
 //		The random seed: the same flags give the same bytes. Default 1.
 //	--stop TEXT
-//		End a prompt's generation as soon as its output ends with TEXT,
-//		which is not printed.
+//		End a prompt's generation as soon as TEXT appears in its output,
+//		wherever it ends in a token of several bytes: neither TEXT nor the
+//		rest of that token is printed.
 //
 // # Positions and arithmetic
 //
