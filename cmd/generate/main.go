@@ -208,16 +208,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 // plus opt.Tokens, and the largest graph) does not fit in limit
 // (eval.FitsMemory).
 func checkMemory(m *model.Model, lens []int, opt model.GenerateOptions, limit int64) error {
-	prompts, longest := lens, 0
+	longest := 0
 	for _, n := range lens {
 		longest = max(longest, n)
 	}
 	if need := m.GenerateBytes(lens, opt); !eval.FitsMemory(need, limit) {
-		what := fmt.Sprintf("a prompt of %d tokens plus --tokens %d", longest, opt.Tokens)
-		if len(prompts) > 1 {
-			what = fmt.Sprintf("%d prompts of up to %d tokens plus --tokens %d each", len(prompts), longest, opt.Tokens)
+		what := fmt.Sprintf("a prompt of %d tokens plus --tokens %d needs", longest, opt.Tokens)
+		if len(lens) > 1 {
+			what = fmt.Sprintf("%d prompts of up to %d tokens plus --tokens %d each need", len(lens), longest, opt.Tokens)
 		}
-		return fmt.Errorf("%s need about %s (the key/value cache and the largest graph) but only %s is available, of which a generation may take %d%% (%s); lower --tokens, or raise --max-memory if the estimate is too cautious",
+		return fmt.Errorf("%s about %s (the key/value cache and the largest graph) but only %s is available, of which a generation may take %d%% (%s); lower --tokens, or raise --max-memory if the estimate is too cautious",
 			what, osutil.FormatBytes(need), osutil.FormatBytes(limit), eval.MemoryPercent, osutil.FormatBytes(limit/100*eval.MemoryPercent))
 	}
 	return nil

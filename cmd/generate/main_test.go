@@ -130,8 +130,8 @@ func TestGenerateBadInput(t *testing.T) {
 		// is generated: at d_model 16 and one layer, a token's keys and
 		// values take 128 bytes, twice that for storage that doubles, plus
 		// two bytes of text: 2 * (2e9 + 1) * 128 + 4e9 bytes are 480.6 GB.
-		{[]string{"--run", run, "--prompt", "a", "--tokens", "2000000000"}, "a prompt of 1 tokens plus --tokens 2000000000 need about 480.6 GB (the key/value cache and the largest graph) but only"},
-		{[]string{"--run", run, "--prompt", "ab", "--tokens", "5000", "--max-memory", "1M"}, "a prompt of 2 tokens plus --tokens 5000 need about 1 MB (the key/value cache and the largest graph) but only 1 MB is available, of which a generation may take 80% (819 KB); lower --tokens"},
+		{[]string{"--run", run, "--prompt", "a", "--tokens", "2000000000"}, "a prompt of 1 tokens plus --tokens 2000000000 needs about 480.6 GB (the key/value cache and the largest graph) but only"},
+		{[]string{"--run", run, "--prompt", "ab", "--tokens", "5000", "--max-memory", "1M"}, "a prompt of 2 tokens plus --tokens 5000 needs about 1 MB (the key/value cache and the largest graph) but only 1 MB is available, of which a generation may take 80% (819 KB); lower --tokens"},
 	} {
 		var o, e bytes.Buffer
 		code := command(tc.args, &o, &e)
