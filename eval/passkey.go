@@ -124,7 +124,7 @@ type PasskeyDepth struct {
 // Scheme names the run's position scheme with its extension, as
 // RunReport.Scheme.
 func (r PasskeyResult) Scheme() string {
-	return RunReport{Pos: r.Pos, Extend: r.Extend, ExtendFactor: r.ExtendFactor}.Scheme()
+	return RunReport{Pos: r.Pos, Extend: r.Extend, ExtendFactor: r.ExtendFactor, Precision: r.Precision}.Scheme()
 }
 
 // PasskeyResult is one run's passkey evaluation.
@@ -136,6 +136,9 @@ type PasskeyResult struct {
 	// (model.Model.Extend), if any.
 	Extend       string  `json:"extend,omitempty"`
 	ExtendFactor float64 `json:"extend_factor,omitempty"`
+	// Precision is the arithmetic of the model's linear layers when it is
+	// not fp32 (model.Model.Precision: "bf16"), as RunReport's.
+	Precision string `json:"precision,omitempty"`
 	// Weights names the checkpoint that was scored (nil in reports written
 	// before reports named it).
 	Weights *Weights       `json:"weights,omitempty"`
@@ -206,6 +209,9 @@ func Passkey(m *model.Model, filler []uint32, o PasskeyOptions) (PasskeyResult, 
 	res.Pos = m.Config.Label()
 	if e, f := m.Extension(); e != nil {
 		res.Extend, res.ExtendFactor = e.Name(), f
+	}
+	if m.Precision != layers.FP32 {
+		res.Precision = m.Precision.String()
 	}
 	return res, err
 }
@@ -366,8 +372,6 @@ func ContiguousContext(points []PasskeyPoint, trainLen int) int {
 	return contiguous
 }
 
-// unit is what a tokenizer's tokens are called in messages: bytes for the
-// byte tokenizer, tokens for any other.
 // Lag is r.AttentionLag, or data.PasskeyAttentionLag for a result that
 // does not record it (written before it was recorded, by a byte run).
 func (r PasskeyResult) Lag() int {
@@ -377,6 +381,8 @@ func (r PasskeyResult) Lag() int {
 	return data.PasskeyAttentionLag
 }
 
+// unit is what a tokenizer's tokens are called in messages: bytes for the
+// byte tokenizer, tokens for any other.
 func unit(t data.Tokenizer) string {
 	if t.Kind() == data.ByteTokenizerName {
 		return "bytes"

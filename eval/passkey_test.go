@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
 )
 
@@ -231,5 +232,16 @@ func TestPasskeyRandomModel(t *testing.T) {
 		if p.Episodes != 4 || p.LogProb >= 0 || math.IsNaN(p.LogProb) || p.PromptTokens != longestPrompt(p.Distance, data.MinPasskeyDistance, DefaultPasskeyDepths) {
 			t.Errorf("%+v", p)
 		}
+	}
+	if res.Precision != "" || res.Scheme() != "kerple" {
+		t.Errorf("fp32: precision %q, scheme %q", res.Precision, res.Scheme())
+	}
+	// A bf16 model's result says so, as a perplexity report's column does.
+	m.Precision = layers.BF16
+	if res, err = Passkey(m, fillerIDs, PasskeyOptions{Distances: []int{40}, Episodes: 1, Chunk: 64}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Precision != "bf16" || res.Scheme() != "kerple bf16" {
+		t.Errorf("bf16: precision %q, scheme %q", res.Precision, res.Scheme())
 	}
 }

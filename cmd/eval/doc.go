@@ -68,9 +68,9 @@
 //	--precision P
 //		The arithmetic of the linear layers' products: fp32 (the default)
 //		or bf16 (bfloat16 factors, float32 accumulation; the run is then
-//		reported as "<scheme> bf16"). Where the CPU lacks AVX512_BF16 (or
-//		AVX-512), the products run its arithmetic another way, with the
-//		same results, and stderr says how.
+//		reported as "<scheme> bf16", in the passkey report too). Where the
+//		CPU lacks AVX512_BF16 (or AVX-512), the products run its arithmetic
+//		another way, with the same results, and stderr says how.
 //	--max-memory SIZE
 //		The memory the command may use, in bytes or with a K, M, G or T
 //		suffix (powers of 1024: 2G, 512M, 2GiB). A length whose estimated
@@ -205,15 +205,21 @@
 // only with --attention-stats (layers: one list per layer, one entry per
 // head). For passkey,
 //
-//	{"runs": [{"run", "pos", "train_len", "extend", "extend_factor", "weights", "seed", "depths",
-//	  "short_accuracy", "effective_context", "effective_note", "wall_seconds",
+//	{"runs": [{"run", "pos", "train_len", "extend", "extend_factor", "precision", "weights", "seed", "depths",
+//	  "short_accuracy", "effective_context", "effective_note", "attention_lag", "wall_seconds",
 //	  "prompt_tokens_per_second",
 //	  "points": [{"distance", "episodes", "correct", "accuracy", "digit_accuracy",
 //	    "mean_logprob", "max_prompt_tokens", "wall_seconds",
 //	    "by_depth": [{"depth", "episodes", "correct"}]}]}]}
 //
-// where short_accuracy is the accuracy over the distances up to L/2 and
-// effective_note says why effective_context is 0 when it is undefined.
+// where short_accuracy is the accuracy over the distances up to L/2,
+// effective_note says why effective_context is 0 when it is undefined, and
+// attention_lag is how much farther back than the distance the nearest
+// copy of an answer digit lies, in the run's tokens (the tokens of " is
+// the pass key." and four more: 21 for a byte-level run), so that from
+// distance L minus it on, copying the key needs attention beyond L;
+// extend, extend_factor and precision appear only when used, as for
+// perplexity.
 // The JSON file is written atomically (a temporary file, then a rename).
 //
 // # Exit status
