@@ -63,7 +63,8 @@
 //	                     (model.MetaTokenizer); the last keep_checkpoints are kept
 //	metrics.jsonl        one JSON object per logged step (step, loss, lr, grad_norm, tokens,
 //	                     tokens_per_second, elapsed_seconds) and per validation (val_loss, val_ppl,
-//	                     val_tokens; at each of eval_lens: val_len, val_loss_at_len, val_ppl_at_len)
+//	                     val_tokens, at the end val_bits_per_byte; at each of eval_lens: val_len,
+//	                     val_loss_at_len, val_ppl_at_len)
 //	summary.json         steps, tokens, wall_seconds, tokens_per_second, final_train_loss, val_loss,
 //	                     val_ppl, val_bits_per_byte, tokenizer, tokenizer_hash, bytes_per_token,
 //	                     peak_rss_bytes, params, pos, train_len, checkpoint, corpus,
@@ -81,9 +82,11 @@
 // same byte whatever the tokenizer (val_frac of its bytes), and each split
 // is encoded on its own; a BPE (bpe:N) is trained on the training split
 // only, deterministically, and saved in the run directory, so that a
-// resumed run, cmd/eval and cmd/generate read the same ids. The byte
-// tokenizer's runs are those of the project before it had tokenizers, to
-// the last digit.
+// resumed run, cmd/eval and cmd/generate read the same ids. A byte-level
+// run reads one token a byte, as a checkpoint that names no tokenizer does:
+// its numbers are those of the committed byte-level reports, to the last
+// digit.
+//
 // wall_seconds is the run's wall time, summed over its segments when it
 // was resumed; tokens_per_second counts training steps only, leaving out
 // the first 5 steps of each segment (they allocate the buffers).
