@@ -22,8 +22,9 @@
 // # What to continue, and with which model
 //
 //	--run DIR
-//		The run directory whose newest good checkpoint generates. Default
-//		runs/tiny.
+//		The run directory to generate with: a finished run's final
+//		checkpoint, an unfinished one's newest checkpoint that loads.
+//		Default runs/tiny.
 //	--checkpoint FILE
 //		A checkpoint file to generate with, instead of --run (not both).
 //	--prompt TEXT
