@@ -48,7 +48,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	flags := cli.NewFlagSet("generate", summary, stderr)
-	runDir := flags.String("run", "runs/tiny", "run directory whose newest good checkpoint generates")
+	runDir := flags.String("run", "runs/tiny", "run directory to generate with: a finished run's final checkpoint, an unfinished one's newest good one")
 	ckpt := flags.String("checkpoint", "", "checkpoint file to generate with, instead of --run")
 	prompt := flags.String("prompt", "", "the text to continue")
 	promptFile := flags.String("prompt-file", "", "read the text to continue from this file")
