@@ -15,7 +15,8 @@
 // kernel-bias interfaces), distance_bias.go (the per-head distance tables
 // ALiBi, T5 and KERPLE share), learned.go (helpers of the learned biases:
 // Projector, parameter conversions), extension.go (pi, ntk, dynamic-ntk,
-// yarn and interp). The Register example adds a scheme from outside the
+// yarn and interp), factor.go (CheckFactor: the factors an extension can
+// take on a model). The Register example adds a scheme from outside the
 // package and trains and scores a model with it.
 //
 // Contracts. A KernelBias adds the bias of one head to one row of visible
