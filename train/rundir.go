@@ -22,7 +22,7 @@ func checkFresh(dir string) error {
 	if len(cs) > 0 {
 		return fmt.Errorf("%s %w (newest checkpoint %s)", dir, ErrRunExists, filepath.Base(cs[len(cs)-1]))
 	}
-	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, model.SummaryFile)); err == nil {
 		return fmt.Errorf("%s %w (it has a summary.json)", dir, ErrRunExists)
 	}
 	return nil
@@ -84,13 +84,13 @@ func (noRunError) Unwrap() error { return fs.ErrNotExist }
 // ReadSummary reads a run directory's summary.json (an error wrapping
 // fs.ErrNotExist if the run has not finished).
 func ReadSummary(dir string) (*Summary, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := os.ReadFile(filepath.Join(dir, model.SummaryFile))
 	if err != nil {
 		return nil, err
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, model.SummaryFile), err)
 	}
 	return &s, nil
 }

@@ -221,7 +221,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	if err := metrics.Close(); err != nil {
 		return nil, err
 	}
-	if err := writeJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
+	if err := writeJSON(filepath.Join(dir, model.SummaryFile), sum); err != nil {
 		return nil, err
 	}
 	return sum, nil
