@@ -135,16 +135,17 @@
 // is the pass key? The pass key is ", after which the model must write the
 // key. The distance counts the run's tokens from the end of the statement
 // to the first token of the answer (at least the question itself: 38 for a
-// byte-level run, about 10 for a BPE). The filler is a run of tokens of the
-// run's training split (or --data), and never contains the key; the
-// statement, the question and the key are each encoded by the run's
-// tokenizer, so the key's digits are split as the tokenizer splits them.
-// For each distance the command reports the exact-match accuracy of greedy
-// decoding (its decoded bytes begin with the key's digits, however its
-// tokens split them), the share of the key's tokens right given the true
-// ones before them, and the mean log-probability per digit of the key given
-// the prompt (a uniform guess is -2.30). Each episode runs once through the key/value cache, its
-// prompt prefilled in chunks, which is why an extension needs a fixed
+// byte-level run, 17 under configs/tiny-bpe.yaml's BPE of 1024 tokens). The
+// filler is a run of tokens of the run's training split (or --data), and
+// never contains the key; the statement, the question and the key are each
+// encoded by the run's tokenizer, so the key's digits are split as the
+// tokenizer splits them. For each distance the command reports the
+// exact-match accuracy of greedy decoding (its decoded bytes begin with the
+// key's digits, however its tokens split them), the share of the key's
+// tokens right given the true ones before them, and the mean
+// log-probability per digit of the key given the prompt (a uniform guess is
+// -2.30). Each episode runs once through the key/value cache, its prompt
+// prefilled in chunks, which is why an extension needs a fixed
 // --extend-factor here and dynamic-ntk (whose score would depend on the
 // chunk size) is refused. The effective context length is the largest
 // distance whose accuracy is at least half the run's own accuracy at
