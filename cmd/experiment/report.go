@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -286,9 +287,13 @@ func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 		if o.isGrid() {
 			fmt.Fprintf(&b, "%s (%s): ", e.cfg.Name, e.path)
 		}
-		fmt.Fprintf(&b, "Model: vocab %d, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
+		vocab := strconv.Itoa(m.Vocab)
+		if m.Vocab == 0 { // a tokenizer.json's: known once a run has loaded it
+			vocab = "that of " + e.cfg.Data.Tokenizer
+		}
+		fmt.Fprintf(&b, "Model: vocab %s, d_model %d, %d layers, %d heads, d_ff %d. Training: %d steps of %d x %d tokens, "+
 			"AdamW lr %g (warm-up %d, cosine to %g), betas %g/%g, weight decay %g, clip %g.\n\n",
-			m.Vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
+			vocab, m.DModel, m.NLayers, m.NHeads, m.DFF, t.Steps, t.Batch, m.TrainLen, t.LR, t.Warmup, t.MinLR, t.Beta1, t.Beta2, t.WeightDecay, t.Clip)
 	}
 	var tokenizers []string
 	for _, r := range cmp.Runs {
