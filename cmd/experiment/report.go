@@ -65,6 +65,12 @@ func readEvaluationsFile(dir, name string, o options, made madeBy) (map[evalKey]
 	if e.MaxTokens != o.maxTokens || !made.reuses(e.Weights) {
 		return have, nil, nil // scored on other tokens, or by other weights: evaluate again
 	}
+	if name != "eval.json" && e.Weights == nil {
+		// An extension's file that names no weights was written before every
+		// window of a length took that length's factor: its last, shorter
+		// window was scored at its own. Evaluate again.
+		return have, nil, nil
+	}
 	for _, r := range e.Results {
 		have[evalKey{r.Len, r.Stride}] = r
 	}
