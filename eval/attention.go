@@ -129,10 +129,13 @@ func AttentionStats(m *model.Model, tokens []uint32, o Options) (AttentionResult
 
 // AttentionRun is one run's attention statistics at every length.
 type AttentionRun struct {
-	Run      string            `json:"run"`
-	Pos      string            `json:"pos"`
-	TrainLen int               `json:"train_len"`
-	Results  []AttentionResult `json:"results"`
+	Run      string `json:"run"`
+	Pos      string `json:"pos"`
+	TrainLen int    `json:"train_len"`
+	// Weights names the checkpoint that was measured (nil in reports
+	// written before reports named it).
+	Weights *Weights          `json:"weights,omitempty"`
+	Results []AttentionResult `json:"results"`
 }
 
 // AttentionReport is the JSON shape of attention statistics:

@@ -191,7 +191,7 @@
 //	  "results": [{"len", "protocol", "stride", "ppl", "nats_per_token", "bits_per_byte",
 //	    "bytes", "tokens", "windows", "wall_seconds", "tokens_per_second", "peak_rss_bytes",
 //	    "position_loss"}]}],
-//	 "attention": {"runs": [{"run", "pos", "train_len",
+//	 "attention": {"runs": [{"run", "pos", "train_len", "weights",
 //	   "results": [{"len", "train_len", "windows", "queries", "wall_seconds",
 //	     "layers": [[{"mean_distance", "entropy", "share_past_l"}]]}]}]}}
 //

@@ -278,7 +278,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			if report.Attention == nil {
 				report.Attention = &eval.AttentionReport{}
 			}
-			ar := eval.AttentionRun{Run: j.r.Label(), Pos: cfg.Label(), TrainLen: cfg.TrainLen}
+			ar := eval.AttentionRun{Run: j.r.Label(), Pos: cfg.Label(), TrainLen: cfg.TrainLen, Weights: &weights}
 			for _, l := range j.lengths {
 				o := opts(l)
 				o.Stride = 0

@@ -169,6 +169,10 @@ func TestAttentionStatsFlag(t *testing.T) {
 	var rep struct {
 		Attention struct {
 			Runs []struct {
+				Weights *struct {
+					Checkpoint string
+					Step       int
+				} `json:"weights"`
 				Results []struct {
 					Len, Queries int
 					Layers       [][]struct {
@@ -184,6 +188,9 @@ func TestAttentionStatsFlag(t *testing.T) {
 	}
 	if r := rep.Attention.Runs; len(r) != 1 || len(r[0].Results) != 2 || r[0].Results[0].Queries != 0 || r[0].Results[1].Queries == 0 || len(r[0].Results[1].Layers) != 1 {
 		t.Errorf("json: %s", b)
+	}
+	if r := rep.Attention.Runs; len(r) == 1 && (r[0].Weights == nil || !strings.HasPrefix(filepath.Base(r[0].Weights.Checkpoint), "step-") || r[0].Weights.Step == 0) {
+		t.Errorf("the attention statistics do not name the weights that made them: %s", b)
 	}
 }
 

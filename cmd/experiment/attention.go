@@ -23,33 +23,34 @@ type attentionFile struct {
 }
 
 // readAttention returns the attention statistics a run has for this
-// experiment's token budget, by length, if made reuses them.
-func readAttention(dir string, o options, made madeBy) (map[int]eval.AttentionResult, error) {
+// experiment's token budget, by length, if made reuses them, and the
+// weights that made them (nil: not named, or none reused).
+func readAttention(dir string, o options, made madeBy) (map[int]eval.AttentionResult, *eval.Weights, error) {
 	have := map[int]eval.AttentionResult{}
 	b, err := os.ReadFile(filepath.Join(dir, "attention.json"))
 	if errors.Is(err, os.ErrNotExist) {
-		return have, nil
+		return have, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var f attentionFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "attention.json"), err)
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "attention.json"), err)
 	}
 	if f.MaxTokens != o.maxTokens || !made.reuses(f.Weights) {
-		return have, nil
+		return have, nil, nil
 	}
 	for _, r := range f.Results {
 		have[r.Len] = r
 	}
-	return have, nil
+	return have, f.Weights, nil
 }
 
 // attentionRun measures a run's attention statistics at every length it
 // lacks, saving attention.json after each.
 func attentionRun(r *eval.Trained, val []uint32, dir string, lengths []int, o options, made madeBy, stderr io.Writer, terminal bool) error {
-	have, err := readAttention(dir, o, made)
+	have, _, err := readAttention(dir, o, made)
 	if err != nil {
 		return err
 	}
@@ -84,11 +85,11 @@ func attentionRun(r *eval.Trained, val []uint32, dir string, lengths []int, o op
 // attentionResults returns a run's statistics at every length of the
 // experiment, or an error naming the first it lacks.
 func attentionResults(c cell, o options, made madeBy) (eval.AttentionRun, error) {
-	have, err := readAttention(c.cfg.Out, o, made)
+	have, weights, err := readAttention(c.cfg.Out, o, made)
 	if err != nil {
 		return eval.AttentionRun{}, err
 	}
-	ar := eval.AttentionRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), TrainLen: c.cfg.Model.TrainLen}
+	ar := eval.AttentionRun{Run: c.cfg.Out, Pos: c.cfg.Model.Label(), TrainLen: c.cfg.Model.TrainLen, Weights: weights}
 	for _, l := range o.lengths(c.cfg) {
 		res, ok := have[l]
 		if !ok {
