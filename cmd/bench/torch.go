@@ -97,6 +97,7 @@ func (s sideBySide) runTorch(out string, torchArgs []string) (torchThroughput, e
 	args := append([]string{s.script, "throughput"}, torchArgs...)
 	args = append(args, "--steps", fmt.Sprint(s.steps), "--json", out)
 	cmd := exec.Command(s.python, args...)
+	cmd.Env = withOpenMPBLAS(os.Environ())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	var t torchThroughput
@@ -139,4 +140,25 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// withOpenMPBLAS puts the directory of Debian's OpenMP build of OpenBLAS
+// (package libopenblas0-openmp, which testdata/torch/setup.sh installs)
+// first on env's LD_LIBRARY_PATH, so that PyTorch multiplies with it on
+// every core whatever libblas.so.3 the system's alternatives point to, as
+// testdata/torch/crosscheck.sh does. env is returned unchanged where that
+// build is not installed.
+func withOpenMPBLAS(env []string) []string {
+	libs, _ := filepath.Glob("/usr/lib/*/openblas-openmp/libblas.so.3")
+	if len(libs) == 0 {
+		return env
+	}
+	dir := filepath.Dir(libs[0])
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LD_LIBRARY_PATH="); ok {
+			env[i] = "LD_LIBRARY_PATH=" + dir + ":" + v
+			return env
+		}
+	}
+	return append(env, "LD_LIBRARY_PATH="+dir)
 }

@@ -146,3 +146,22 @@ echo '{"tokens_per_second": 0}' > "$out"
 		}
 	}
 }
+
+// withOpenMPBLAS puts the OpenMP OpenBLAS first on LD_LIBRARY_PATH, keeping
+// what was there after it, and adds the variable when it is missing.
+func TestWithOpenMPBLAS(t *testing.T) {
+	libs, _ := filepath.Glob("/usr/lib/*/openblas-openmp/libblas.so.3")
+	if len(libs) == 0 {
+		if got := withOpenMPBLAS([]string{"A=1"}); len(got) != 1 || got[0] != "A=1" {
+			t.Fatalf("without the OpenMP OpenBLAS the environment changed: %v", got)
+		}
+		t.Skip("libopenblas0-openmp is not installed")
+	}
+	dir := filepath.Dir(libs[0])
+	if got := withOpenMPBLAS([]string{"A=1", "LD_LIBRARY_PATH=/x"}); got[1] != "LD_LIBRARY_PATH="+dir+":/x" || len(got) != 2 {
+		t.Errorf("got %v", got)
+	}
+	if got := withOpenMPBLAS([]string{"A=1"}); len(got) != 2 || got[1] != "LD_LIBRARY_PATH="+dir {
+		t.Errorf("got %v", got)
+	}
+}
