@@ -160,7 +160,7 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Perplexity vs evaluation length"
 	p.X.Label.Text = "evaluation length (tokens, log scale)"
-	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.Y.Label.Text = "perplexity per token (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
@@ -242,7 +242,7 @@ func (c Comparison) lossPlot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Training loss"
 	p.X.Label.Text = "step"
-	p.Y.Label.Text = "training loss (nats per byte)"
+	p.Y.Label.Text = "training loss (nats per token)"
 	p.Y.Tick.Marker = readableTicks{}
 	p.Legend.Top = true
 	color := map[string]int{}

@@ -207,7 +207,7 @@ func sweepPanel(pos string, gs []Scheme) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = pos + ": perplexity vs evaluation length, by training length L"
 	p.X.Label.Text = "evaluation length (tokens, log scale)"
-	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.Y.Label.Text = "perplexity per token (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top, p.Legend.Left = true, true

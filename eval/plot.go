@@ -107,7 +107,7 @@ func (r Report) pplPlot(legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Perplexity vs evaluation length (non-overlapping windows)"
 	p.X.Label.Text = "evaluation length (tokens, log scale)"
-	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.Y.Label.Text = "perplexity per token (log scale)"
 	p.X.Scale = plot.LogScale{}
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}

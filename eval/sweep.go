@@ -131,7 +131,7 @@ func (r Report) sweepPlot(legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Perplexity vs length: non-overlapping (solid) and shortest stride (dashed)"
 	p.X.Label.Text = "evaluation length (tokens, log scale)"
-	p.Y.Label.Text = "perplexity per byte (log scale)"
+	p.Y.Label.Text = "perplexity per token (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
