@@ -24,19 +24,6 @@ func twoCheckpointRun(t *testing.T) string {
 	return dir
 }
 
-// flipByte corrupts a file in its middle.
-func flipByte(t *testing.T, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // evalJSON runs the command with --json and returns the report.
 func evalJSON(t *testing.T, args ...string) (eval.Report, string) {
 	t.Helper()
@@ -77,7 +64,7 @@ func TestEvalNamesWeights(t *testing.T) {
 func TestEvalRefusesCorruptFinalCheckpoint(t *testing.T) {
 	dir := twoCheckpointRun(t)
 	final, good := model.CheckpointPath(dir, 4), model.CheckpointPath(dir, 2)
-	flipByte(t, final)
+	clitest.FlipByte(t, final)
 	var out, errb bytes.Buffer
 	code := command([]string{"--run", dir, "--lens", "16"}, &out, &errb)
 	msg := errb.String()

@@ -24,26 +24,13 @@ func twoCheckpointRun(t *testing.T) string {
 	return dir
 }
 
-// flipByte corrupts a file in its middle.
-func flipByte(t *testing.T, path string) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[len(b)/2] ^= 1
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A finished run whose final checkpoint is corrupt generates nothing: one
 // line names it, the newest good one and how to use that on purpose, and
 // used so, the JSON names it.
 func TestGenerateRefusesCorruptFinalCheckpoint(t *testing.T) {
 	dir := twoCheckpointRun(t)
 	final, good := model.CheckpointPath(dir, 4), model.CheckpointPath(dir, 2)
-	flipByte(t, final)
+	clitest.FlipByte(t, final)
 	var out, errb bytes.Buffer
 	code := command([]string{"--run", dir, "--prompt", "Light", "--tokens", "8"}, &out, &errb)
 	msg := errb.String()

@@ -36,3 +36,17 @@ func MicroRun(t testing.TB, text string, times int, edit func(*train.Config)) (d
 	}
 	return cfg.Out, corpus
 }
+
+// FlipByte corrupts a file by flipping one bit of its middle byte, as a
+// damaged disk or a bad copy would: a checkpoint's checksum catches it.
+func FlipByte(t testing.TB, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
