@@ -42,7 +42,7 @@ train: {batch: 4, steps: 300, lr: 3.0e-3, warmup: 2, eval_tokens: 256, final_eva
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s, trained at L = %d, checkpoint %s\n", run.Model.Config.Pos, run.Model.Config.TrainLen, filepath.Base(run.Checkpoint))
+	fmt.Printf("%s, trained at L = %d, checkpoint %s\n", run.Model.Config.Pos, run.Model.Config.TrainLen, filepath.Base(run.Weights.Checkpoint))
 	for _, mult := range []int{1, 2, 4} {
 		n := mult * run.Model.Config.TrainLen
 		res, err := eval.Perplexity(run.Model, val, eval.Options{Len: n, MaxTokens: 8192})

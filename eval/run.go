@@ -14,10 +14,9 @@ import (
 // Trained is a trained model ready to evaluate: a checkpoint and what is
 // needed to rebuild the validation split of the corpus it was trained on.
 type Trained struct {
-	Name       string // the run directory or checkpoint path, as given
-	Checkpoint string // the file loaded
-	// Weights say which weights these are: the checkpoint, its step, its
-	// run's steps and whether the run finished.
+	Name string // the run directory or checkpoint path, as given
+	// Weights say which weights these are: the checkpoint file loaded, its
+	// step, its run's steps and whether the run finished.
 	Weights Weights
 	Model   *model.Model
 	Corpus  string  // training corpus spec, from the checkpoint
@@ -64,11 +63,11 @@ func OpenRun(dir string, skipped func(error)) (*Trained, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", dir, err)
 		}
-		return newTrained(dir, path, c, weightsOf(c, path, s))
+		return newTrained(dir, c, weightsOf(c, path, s))
 	}
 	c, err := model.LoadCheckpoint(s.finalPath)
 	if err == nil {
-		return newTrained(dir, s.finalPath, c, weightsOf(c, s.finalPath, s))
+		return newTrained(dir, c, weightsOf(c, s.finalPath, s))
 	}
 	if errors.As(err, new(*model.UnknownSchemeError)) {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -101,15 +100,16 @@ func OpenCheckpoint(path string) (*Trained, error) {
 			return nil, fmt.Errorf("run %s: %w", dir, err)
 		}
 	}
-	return newTrained(path, path, c, weightsOf(c, path, s))
+	return newTrained(path, c, weightsOf(c, path, s))
 }
 
-func newTrained(name, path string, c *model.Checkpoint, w Weights) (*Trained, error) {
+func newTrained(name string, c *model.Checkpoint, w Weights) (*Trained, error) {
+	path := w.Checkpoint
 	m, err := c.Model()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &Trained{Name: name, Checkpoint: path, Weights: w, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
+	r := &Trained{Name: name, Weights: w, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
 	if err := r.findTokenizer(c); err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (r *Trained) findTokenizer(c *model.Checkpoint) error {
 		r.TokenizerHash, r.Tokenizer = bytesHash, data.ByteTokenizer{}
 		return r.checkVocab()
 	}
-	dir := runOf(r.Checkpoint)
+	dir := runOf(r.Weights.Checkpoint)
 	if dir == "" {
 		return nil
 	}
@@ -152,7 +152,7 @@ func (r *Trained) findTokenizer(c *model.Checkpoint) error {
 func (r *Trained) UseTokenizer(t data.Tokenizer, source string) error {
 	if h := t.Hash(); h != r.TokenizerHash {
 		return fmt.Errorf("%s was trained with tokenizer %.12s…, but %s is %v with hash %.12s…: its ids are not the ones the model learned",
-			r.Checkpoint, r.TokenizerHash, source, t, h)
+			r.Weights.Checkpoint, r.TokenizerHash, source, t, h)
 	}
 	r.Tokenizer = t
 	return r.checkVocab()
@@ -161,7 +161,7 @@ func (r *Trained) UseTokenizer(t data.Tokenizer, source string) error {
 // checkVocab refuses a tokenizer of another size than the model's vocabulary.
 func (r *Trained) checkVocab() error {
 	if v := r.Tokenizer.VocabSize(); v != r.Model.Config.Vocab {
-		return fmt.Errorf("%s: its vocabulary has %d tokens but its tokenizer, %v, has %d", r.Checkpoint, r.Model.Config.Vocab, r.Tokenizer, v)
+		return fmt.Errorf("%s: its vocabulary has %d tokens but its tokenizer, %v, has %d", r.Weights.Checkpoint, r.Model.Config.Vocab, r.Tokenizer, v)
 	}
 	return nil
 }
@@ -171,7 +171,7 @@ func (r *Trained) checkVocab() error {
 func (r *Trained) RunTokenizer() (data.Tokenizer, error) {
 	if r.Tokenizer == nil {
 		return nil, fmt.Errorf("%s was trained with tokenizer %.12s…, and no %s beside its run holds it: give the run's tokenizer.json with --tokenizer",
-			r.Checkpoint, r.TokenizerHash, model.TokenizerFile)
+			r.Weights.Checkpoint, r.TokenizerHash, model.TokenizerFile)
 	}
 	return r.Tokenizer, nil
 }
@@ -207,7 +207,7 @@ func (r *Trained) TrainingTokens(progress data.Progress) ([]uint32, error) {
 
 func (r *Trained) splits(progress data.Progress) (train, val []byte, err error) {
 	if r.Corpus == "" {
-		return nil, nil, fmt.Errorf("%s records no training corpus; pass a data file", r.Checkpoint)
+		return nil, nil, fmt.Errorf("%s records no training corpus; pass a data file", r.Weights.Checkpoint)
 	}
 	c, err := data.LoadCorpusProgress(r.Corpus, progress)
 	if err != nil {

@@ -148,7 +148,7 @@ func OpenRun(name, dir string, stderr io.Writer) (*eval.Trained, error) {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}
 	if writing {
-		fmt.Fprintf(stderr, "%s: %s %v (%s): reading its newest checkpoint, %s\n", name, dir, train.ErrRunLocked, holder, r.Checkpoint)
+		fmt.Fprintf(stderr, "%s: %s %v (%s): reading its newest checkpoint, %s\n", name, dir, train.ErrRunLocked, holder, r.Weights.Checkpoint)
 		r.Weights.InProgress = true
 	}
 	return r, nil
