@@ -30,6 +30,9 @@ type Trained struct {
 	// TokenizerHash is the hash the checkpoint names (the byte tokenizer's
 	// for a checkpoint that names none).
 	TokenizerHash string
+	// Meta is the checkpoint's metadata (model.Checkpoint Meta): the run's
+	// config, its corpus and the corpus's fingerprint, the training state.
+	Meta map[string]string
 }
 
 // Label is Name, followed by the weights' Status when they are not the
@@ -109,7 +112,7 @@ func newTrained(name string, c *model.Checkpoint, w Weights) (*Trained, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	r := &Trained{Name: name, Weights: w, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1}
+	r := &Trained{Name: name, Weights: w, Model: m, Corpus: c.Meta[model.MetaCorpus], ValFrac: 0.1, Meta: c.Meta}
 	if err := r.findTokenizer(c); err != nil {
 		return nil, err
 	}

@@ -57,3 +57,8 @@ func (bl *byteLevel) decode(name string) (raw []byte, ok bool) {
 	}
 	return raw, true
 }
+
+// ByteLevelName writes raw bytes in GPT-2's byte-level spelling (each byte
+// as the character that stands for it), the form in which tokenizer.json
+// and GGUF vocabularies list byte-level tokens: " the" is "Ġthe".
+func ByteLevelName(raw []byte) string { return bl.encode(raw) }

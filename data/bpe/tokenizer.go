@@ -78,6 +78,11 @@ func (t *Tokenizer) Pattern() Pattern { return t.pattern }
 // Merges returns the merge rules in rank order.
 func (t *Tokenizer) Merges() []Merge { return append([]Merge(nil), t.merges...) }
 
+// IgnoresMerges reports whether a piece that is a token of the vocabulary
+// as a whole is taken whole before any merge (tokenizer.json's
+// ignore_merges, which Llama 3's tokenizer sets).
+func (t *Tokenizer) IgnoresMerges() bool { return t.ignoreMerges }
+
 // AddedTokens returns the added tokens.
 func (t *Tokenizer) AddedTokens() []AddedToken { return append([]AddedToken(nil), t.added...) }
 

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/alibi-go/alibi/cmd/internal/cli"
+	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/model/gguf"
+	"github.com/alibi-go/alibi/model/osutil"
+)
+
+const summary = `export: write a trained model as a GGUF file that llama.cpp (and Ollama, LM Studio, node-llama-cpp) runs.
+
+example: go run ./cmd/export --run runs/tiny --out runs/tiny.gguf`
+
+func main() {
+	cli.TuneGC()
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func command(args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "export: "+format+"\n", a...)
+		return 1
+	}
+	flags := cli.NewFlagSet("export", summary, stderr)
+	runDir := flags.String("run", "runs/tiny", "run directory to export: a finished run's final checkpoint, an unfinished one's newest good one")
+	ckpt := flags.String("checkpoint", "", "checkpoint file to export, instead of --run")
+	out := flags.String("out", "", "the GGUF file to write (required)")
+	force := flags.Bool("force", false, "replace --out if it exists")
+	typ := flags.String("type", "f32", "type of the matrices: f32 (exact), f16 or q8_0 (ggml's 8-bit blocks)")
+	context := flags.Int("context", 0, "context length the file declares: llama.cpp's default context, and for a sinusoidal model the rows of its position table, past which llama.cpp cannot go (default: the training length, times --extend-factor)")
+	extend := flags.String("extend", "", "write the model with an evaluation-time extension that llama.cpp has: pi (linear rope scaling) or ntk (a larger rotary base) for a rope run")
+	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (required with --extend)")
+	tokenizerPath := flags.String("tokenizer", "", "the run's tokenizer.json (default: the run's own, beside its checkpoints); a checkpoint trained with another tokenizer is refused")
+	if code, ok := cli.Parse(flags, args); !ok {
+		return code
+	}
+	set := cli.Set(flags)
+	if *out == "" {
+		return fail("--out is required: the GGUF file to write, e.g. --out runs/tiny.gguf")
+	}
+	t, err := gguf.ParseType(*typ)
+	if err != nil {
+		return fail("--type: %v", err)
+	}
+	if *context < 0 || *context > math.MaxUint32 {
+		return fail("--context must be positive, got %d", *context)
+	}
+	if set["extend-factor"] != set["extend"] {
+		return fail("--extend and --extend-factor go together: llama.cpp's extensions have a fixed factor")
+	}
+	if set["extend-factor"] && !(*extendFactor >= 1 && !math.IsInf(*extendFactor, 1)) {
+		return fail("--extend-factor must be at least 1 and finite, got %v", *extendFactor)
+	}
+	if set["checkpoint"] && set["run"] {
+		return fail("give --run or --checkpoint, not both")
+	}
+	// The output is checked, and its temporary file made, before the work.
+	tmp, err := createOutput(*out, *force)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+
+	var trained *eval.Trained
+	if set["checkpoint"] {
+		trained, err = cli.OpenCheckpoint("export", *ckpt)
+	} else {
+		trained, err = cli.OpenRun("export", *runDir, stderr)
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *tokenizerPath != "" {
+		tok, err := data.LoadTokenizer(*tokenizerPath)
+		if err != nil {
+			return fail("--tokenizer: %v", err)
+		}
+		if err := trained.UseTokenizer(tok, *tokenizerPath); err != nil {
+			return fail("%v", err)
+		}
+	}
+	tok, err := trained.RunTokenizer()
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *extend != "" {
+		if err := trained.Model.Extend(*extend, *extendFactor); err != nil {
+			return fail("%s: --extend: %v", trained.Name, err)
+		}
+	}
+	fmt.Fprintf(stderr, "weights: %s\n", trained.Weights.Describe())
+	src := gguf.Source{Model: trained.Model, Tokenizer: tok, Name: trained.Label(), Checkpoint: trained.Weights.Checkpoint,
+		Step: trained.Weights.Step, Steps: trained.Weights.Steps, Finished: trained.Weights.Final(), Meta: trained.Meta}
+	file, s, err := gguf.Build(src, gguf.Options{Type: t, Context: *context})
+	if err != nil {
+		return fail("%s: %v", trained.Name, err)
+	}
+	n, err := file.WriteTo(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err == nil {
+		err = tmp.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), *out)
+	}
+	if err != nil {
+		return fail("write %s: %v", *out, err)
+	}
+	tmp = nil
+	for _, note := range s.Notes {
+		fmt.Fprintf(stderr, "note: %s\n", note)
+	}
+	fmt.Fprintf(stdout, "%s: %s as llama.cpp's %s, %v, %d tensors, %s, context %d tokens, tokenizer %v\n",
+		*out, trained.Label(), s.Architecture, s.Type, s.Tensors, osutil.FormatBytes(n), s.Context, tok)
+	return 0
+}
+
+// createOutput checks that path can be written and makes the temporary
+// file beside it that the export is written to and then renamed over
+// path. An existing path is kept unless force; one that is not a regular
+// file (a directory, a device, a pipe, a symbolic link) is never replaced.
+func createOutput(path string, force bool) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("--out %s exists and is not a regular file (%v): write the file to another path", path, fi.Mode().Type())
+	case err == nil && !force:
+		return nil, fmt.Errorf("--out %s exists; give --force to replace it", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--out %s: %v", path, err)
+	}
+	dir := filepath.Dir(path)
+	if di, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("--out %s: its directory %s: %v", path, dir, errorText(err))
+	} else if !di.IsDir() {
+		return nil, fmt.Errorf("--out %s: %s is not a directory", path, dir)
+	}
+	f, err := osutil.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("--out %s cannot be written: %v", path, errorText(err))
+	}
+	return f, nil
+}
+
+// errorText is the reason of a file system error without the path, which
+// the message gives already.
+func errorText(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
