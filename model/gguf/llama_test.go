@@ -14,7 +14,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
@@ -161,9 +163,9 @@ var (
 
 // trainMicro trains (once) a micro model of the scheme with the tokenizer
 // spec ("" for bytes, or "bpe:N") and opens it.
-func trainMicro(t *testing.T, pos, tokenizer string) *eval.Trained {
+func trainMicro(t *testing.T, pos, tokenizer string, d int) *eval.Trained {
 	t.Helper()
-	key := pos + "/" + tokenizer
+	key := fmt.Sprintf("%s/%s/d%d", pos, tokenizer, d)
 	microMu.Lock()
 	if microRoot == "" {
 		dir, err := os.MkdirTemp("", "gguf-micro-")
@@ -185,9 +187,9 @@ func trainMicro(t *testing.T, pos, tokenizer string) *eval.Trained {
 			tok = "data: {tokenizer: " + tokenizer + "}\n"
 		}
 		cfg, err := train.ParseConfig([]byte(fmt.Sprintf(`
-model: {d_model: 32, n_layers: 2, n_heads: 4, d_ff: 64, pos: %s, train_len: 32, seed: 3}
+model: {d_model: %d, n_layers: 2, n_heads: 4, d_ff: %d, pos: %s, train_len: 32, seed: 3}
 train: {batch: 8, steps: 150, lr: 5.0e-3, warmup: 10, checkpoint_every: 150, eval_tokens: 256, final_eval_tokens: 1024}
-%s`, pos, tok)))
+%s`, d, 2*d, pos, tok)))
 		if err != nil {
 			r.err = err
 			return
@@ -319,7 +321,7 @@ func compare(t *testing.T, cs []comparison) {
 		}
 		meanTanh, _ := agreement(t, c.name, res[i].Logprobs[nL:], tanh4L)
 		t.Logf("%-20s %12.2e %12.2e %12.2e %12.2e %16.2e", c.name, meanL, maxL, mean4L, max4L, meanTanh)
-		if meanTanh > 1e-6 {
+		if c.file.Tensors[0].Type == gguf.F32 && meanTanh > 1e-5 {
 			t.Errorf("%s: llama.cpp differs from the file run with its own GELU by %.3g nats per token at 4L: more than its GELU tells the two apart", c.name, meanTanh)
 		}
 		if meanL > c.tol || mean4L > c.tol {
@@ -332,6 +334,7 @@ func compare(t *testing.T, cs []comparison) {
 type variant struct {
 	name, pos, tokenizer, extend string
 	factor                       float64
+	d                            int // d_model; 0 for 32
 }
 
 // variants are the models llama.cpp runs: every scheme it has, with the
@@ -351,7 +354,11 @@ var variants = []variant{
 // a sinusoidal model with a table of 4L positions.
 func exportVariant(t *testing.T, v variant, dir string, typ gguf.TensorType) comparison {
 	t.Helper()
-	tr := trainMicro(t, v.pos, v.tokenizer)
+	d := v.d
+	if d == 0 {
+		d = 32
+	}
+	tr := trainMicro(t, v.pos, v.tokenizer, d)
 	if v.extend != "" {
 		if err := tr.Model.Extend(v.extend, v.factor); err != nil {
 			t.Fatal(err)
@@ -491,4 +498,120 @@ func interleave(t *testing.T, tn gguf.Tensor, d, heads int) gguf.Tensor {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// llama.cpp tokenizes 100 KB of the corpus to the project's ids, with the
+// byte tokenizer and with a BPE.
+func TestLlamaCppTokenizes(t *testing.T) {
+	needLlama(t)
+	dir := t.TempDir()
+	var models []llamaModel
+	var toks []data.Tokenizer
+	var texts [][]byte
+	for i, v := range []variant{variants[0], variants[6]} {
+		c := exportVariant(t, v, dir, gguf.F32)
+		tok, err := c.tr.RunTokenizer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		corpus, err := data.LoadCorpus("builtin:opticks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := corpus.Bytes[50_000*i : 50_000*i+100_000]
+		for !utf8.Valid(text) { // the script reads the file as UTF-8
+			text = text[:len(text)-1]
+		}
+		path := filepath.Join(dir, fmt.Sprintf("text-%d.txt", i))
+		if err := os.WriteFile(path, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		models = append(models, llamaModel{Path: c.path, Context: 64, Texts: []string{path}})
+		toks, texts = append(toks, tok), append(texts, text)
+	}
+	for i, res := range runLlama(t, models) {
+		want := toks[i].Encode(texts[i])
+		got := res.Tokens[0]
+		t.Logf("%v: %d bytes, %d tokens", toks[i], len(texts[i]), len(want))
+		if !slices.Equal(got, want) {
+			at := 0
+			for at < min(len(got), len(want)) && got[at] == want[at] {
+				at++
+			}
+			t.Errorf("%v: llama.cpp's %d ids differ from the project's %d from id %d: %v, want %v", toks[i], len(got), len(want), at,
+				got[at:min(len(got), at+8)], want[at:min(len(want), at+8)])
+		}
+	}
+}
+
+// f16 and q8_0 files load in llama.cpp and score within their stated
+// tolerance of the project's evaluation of the f32 model.
+func TestLlamaCppSmallerTypes(t *testing.T) {
+	needLlama(t)
+	dir := t.TempDir()
+	tol := map[gguf.TensorType]float64{gguf.F16: 1e-3, gguf.Q8_0: 5e-3}
+	var cs []comparison
+	for _, v := range []variant{variants[0], variants[2], variants[5], variants[7]} {
+		v.d = 64 // llama.cpp 0.4.0 runs a q8_0 file of d_model 32 correctly for 64 tokens only (seen on an AMX Xeon)
+		for _, typ := range []gguf.TensorType{gguf.F16, gguf.Q8_0} {
+			c := exportVariant(t, v, dir, typ)
+			c.name += " " + typ.String()
+			c.tol = tol[typ]
+			cs = append(cs, c)
+		}
+	}
+	compare(t, cs)
+}
+
+// The runs of -runs, exported in each type and scored by llama.cpp and by
+// the project at L and at 4L: the agreement and the perplexities that the
+// README states (go test ./model/gguf -run TestLlamaRuns -v -args -runs
+// runs/tiny,runs/tiny-rope,...). A rope run is also exported with pi at
+// factor 4.
+func TestLlamaRuns(t *testing.T) {
+	if *runsFlag == "" {
+		t.Skip("no -runs given")
+	}
+	needLlama(t)
+	dir := t.TempDir()
+	var cs []comparison
+	for _, run := range strings.Split(*runsFlag, ",") {
+		for _, ext := range []string{"", "pi"} {
+			for _, typ := range []gguf.TensorType{gguf.F32, gguf.F16, gguf.Q8_0} {
+				tr, err := eval.OpenRun(run, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ext != "" && tr.Model.Config.Pos != model.PosRoPE {
+					continue
+				}
+				name := filepath.Base(run)
+				if ext != "" {
+					if err := tr.Model.Extend(ext, 4); err != nil {
+						t.Fatal(err)
+					}
+					name += "+" + ext + "x4"
+				}
+				opt := gguf.Options{Type: typ}
+				l := tr.Model.Config.TrainLen
+				if tr.Model.Config.Pos == model.PosSinusoidal {
+					opt.Context = 4 * l
+				}
+				path, f := export(t, tr, dir, name+"-"+typ.String(), opt)
+				val, err := tr.ValidationTokens(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := comparison{name: name + " " + typ.String(), tr: tr, path: path, file: f, tol: 1}
+				for w := 0; w < 8; w++ {
+					c.atL = append(c.atL, val[w*l:(w+1)*l+1])
+				}
+				for w := 0; w < 2; w++ {
+					c.at4L = append(c.at4L, val[w*4*l:(w+1)*4*l+1])
+				}
+				cs = append(cs, c)
+			}
+		}
+	}
+	compare(t, cs)
 }
