@@ -12,6 +12,7 @@ import (
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model/gguf"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -53,6 +54,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	}
 	if *context < 0 || *context > math.MaxUint32 {
 		return fail("--context must be positive, got %d", *context)
+	}
+	if e, err := position.LookupExtension(*extend); err == nil {
+		if _, dynamic := e.(position.DynamicExtension); dynamic {
+			return fail("--extend %s has no counterpart in llama.cpp: its factor follows the length of the sequence, and llama.cpp's rope scaling has a fixed one", *extend)
+		}
 	}
 	if set["extend-factor"] != set["extend"] {
 		return fail("--extend and --extend-factor go together: llama.cpp's extensions have a fixed factor")
@@ -102,7 +108,6 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%s: --extend: %v", trained.Name, err)
 		}
 	}
-	fmt.Fprintf(stderr, "weights: %s\n", trained.Weights.Describe())
 	src := gguf.Source{Model: trained.Model, Tokenizer: tok, Name: trained.Label(), Checkpoint: trained.Weights.Checkpoint,
 		Step: trained.Weights.Step, Steps: trained.Weights.Steps, Finished: trained.Weights.Final(), Meta: trained.Meta}
 	file, s, err := gguf.Build(src, gguf.Options{Type: t, Context: *context})
@@ -123,6 +128,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return fail("write %s: %v", *out, err)
 	}
 	tmp = nil
+	fmt.Fprintf(stderr, "weights: %s\n", trained.Weights.Describe())
 	for _, note := range s.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", note)
 	}
@@ -143,7 +149,7 @@ func createOutput(path string, force bool) (*os.File, error) {
 	case err == nil && !force:
 		return nil, fmt.Errorf("--out %s exists; give --force to replace it", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("--out %s: %v", path, err)
+		return nil, fmt.Errorf("--out %s: %v", path, errorText(err))
 	}
 	dir := filepath.Dir(path)
 	if di, err := os.Stat(dir); err != nil {

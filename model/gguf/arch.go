@@ -64,9 +64,9 @@ func architecture(m *model.Model, context int) (*arch, error) {
 			notes: []string{fmt.Sprintf("the sinusoidal table is written for %d positions: llama.cpp cannot run this file past %d tokens (--context sets how many)", context, context)}}, nil
 	}
 	if why, ok := unsupported[cfg.Pos]; ok {
-		return nil, fmt.Errorf("%s: scheme %s has no counterpart in llama.cpp: %s", label(m), cfg.Pos, why)
+		return nil, fmt.Errorf("scheme %s has no counterpart in llama.cpp: %s", cfg.Pos, why)
 	}
-	return nil, fmt.Errorf("%s: scheme %s has no counterpart in llama.cpp (only alibi, none, rope and sinusoidal do)", label(m), cfg.Pos)
+	return nil, fmt.Errorf("scheme %s has no counterpart in llama.cpp (only alibi, none, rope and sinusoidal do)", cfg.Pos)
 }
 
 // label names the model's variant with its extension.
@@ -91,15 +91,29 @@ func maxAlibiBias(slopes []float32) (float32, error) {
 	for p*2 <= h {
 		p *= 2
 	}
-	b := float32(-math.Log2(float64(slopes[0])) * float64(p))
+	// b is read off the first slope, itself rounded to float32: the bias to
+	// four decimals (the paper's 8) is tried first, then b as read.
+	read := -math.Log2(float64(slopes[0])) * float64(p)
+	var err error
+	for _, b := range []float32{float32(math.Round(read*1e4) / 1e4), float32(read)} {
+		if err = checkSlopes(slopes, b, p); err == nil {
+			return b, nil
+		}
+	}
+	return 0, err
+}
+
+// checkSlopes checks that each slope is llama.cpp's for max bias b, to the
+// float32 rounding of the model's slopes.
+func checkSlopes(slopes []float32, b float32, p int) error {
 	for i, s := range slopes {
 		want := llamaSlope(b, i, p)
 		if math.Abs(float64(s)-want) > 2e-7*want {
-			return 0, fmt.Errorf("ALiBi slopes %v are not llama.cpp's for any max bias (with %g, head %d's would be %.7g, not %.7g); "+
+			return fmt.Errorf("ALiBi slopes %v are not llama.cpp's for any max bias (with %g, head %d's would be %.7g, not %.7g); "+
 				"llama.cpp derives every slope from one max bias, so these cannot be exported", slopes, b, i, want, s)
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // llamaSlope is llama.cpp's slope of head h for max bias b, p heads the

@@ -148,6 +148,33 @@ func agreement(t *testing.T, name string, got [][]*float64, want [][]float64) (m
 	return math.Abs(sumGot-sumWant) / float64(n), maxDiff
 }
 
+// meanNLL is the mean of the project's negative log-likelihoods.
+func meanNLL(ws [][]float64) float64 {
+	var s float64
+	n := 0
+	for _, w := range ws {
+		for _, x := range w {
+			s += x
+		}
+		n += len(w)
+	}
+	return s / float64(n)
+}
+
+// meanLlama is the mean negative log-likelihood of llama.cpp's
+// log-probabilities (checked present by agreement).
+func meanLlama(ws [][]*float64) float64 {
+	var s float64
+	n := 0
+	for _, w := range ws {
+		for _, x := range w {
+			s -= *x
+		}
+		n += len(w)
+	}
+	return s / float64(n)
+}
+
 // microRun is a micro run trained once per test binary.
 type microRun struct {
 	once    sync.Once
@@ -320,7 +347,8 @@ func compare(t *testing.T, cs []comparison) {
 			tanh4L = append(tanh4L, ref.nll(t, w))
 		}
 		meanTanh, _ := agreement(t, c.name, res[i].Logprobs[nL:], tanh4L)
-		t.Logf("%-20s %12.2e %12.2e %12.2e %12.2e %16.2e", c.name, meanL, maxL, mean4L, max4L, meanTanh)
+		t.Logf("%-20s %12.2e %12.2e %12.2e %12.2e %16.2e   ppl at L %.4f -> %.4f, at 4L %.4f -> %.4f", c.name, meanL, maxL, mean4L, max4L, meanTanh,
+			math.Exp(meanNLL(wantL)), math.Exp(meanLlama(res[i].Logprobs[:nL])), math.Exp(meanNLL(want4L)), math.Exp(meanLlama(res[i].Logprobs[nL:])))
 		if c.file.Tensors[0].Type == gguf.F32 && meanTanh > 1e-5 {
 			t.Errorf("%s: llama.cpp differs from the file run with its own GELU by %.3g nats per token at 4L: more than its GELU tells the two apart", c.name, meanTanh)
 		}
