@@ -41,6 +41,9 @@ const tolerance = 1e-3
 // fails it in CI, which installs them.
 func needLlama(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the comparison with llama.cpp is not a short test")
+	}
 	missing := ""
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not on PATH"
