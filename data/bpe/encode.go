@@ -345,3 +345,32 @@ func (h pairHeap) down(i int) {
 		i = m
 	}
 }
+
+// MergesMakeEveryToken reports whether every token of the model's
+// vocabulary is what the merges make of its own bytes. Then taking a piece
+// that is a token whole, before any merge (ignore_merges), gives the ids
+// the merges give: the tokenizer encodes every text alike with
+// ignore_merges and without it.
+func (t *Tokenizer) MergesMakeEveryToken() bool {
+	e := newEncoder(t)
+	var sym []uint32
+	for id, b := range t.tokens {
+		if b == nil || !t.inModel[id] || len(b) == 1 {
+			continue
+		}
+		sym = sym[:0]
+		for _, c := range b {
+			sym = append(sym, t.byteID[c])
+		}
+		var merged []uint32
+		if len(b) <= quadraticMax {
+			merged = e.mergeScan(sym)
+		} else {
+			merged = e.mergeHeap(sym)
+		}
+		if len(merged) != 1 || merged[0] != uint32(id) {
+			return false
+		}
+	}
+	return true
+}

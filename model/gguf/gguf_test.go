@@ -3,6 +3,7 @@ package gguf_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"reflect"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/data/bpe"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/gguf"
 )
@@ -147,6 +149,46 @@ func TestRefused(t *testing.T) {
 	}
 	if _, _, err := gguf.Build(gguf.Source{Model: untrained(t, model.PosALiBi, func(c *model.Config) { c.Vocab = 300 }), Tokenizer: data.ByteTokenizer{}}, gguf.Options{}); err == nil {
 		t.Errorf("a tokenizer of another size than the model's vocabulary was accepted")
+	}
+}
+
+// A Llama 3 pattern tokenizer without ignore_merges (which llama.cpp's
+// llama-bpe applies) is refused when a token of its vocabulary is not what
+// its merges make of the token's bytes: llama.cpp would encode that piece
+// to another id.
+func TestRefusedTokenizer(t *testing.T) {
+	base, err := bpe.Train([]byte(strings.Repeat("the abc of it, 12 and 345. ", 50)), 270, bpe.TrainOptions{Pattern: bpe.Llama3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := base.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var file map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &file); err != nil {
+		t.Fatal(err)
+	}
+	m := file["model"].(map[string]any)
+	vocab := map[string]any{}
+	for id := 0; id < 256; id++ {
+		vocab[bpe.ByteLevelName([]byte{byte(id)})] = id
+	}
+	// "abc" is "ab" + "c", but "bc" (rank 0) is merged first.
+	vocab["bc"], vocab["ab"], vocab["abc"] = 256, 257, 258
+	m["vocab"], m["merges"], m["ignore_merges"] = vocab, []string{"b c", "a b", "ab c"}, false
+	b, _ := json.Marshal(file)
+	tok, err := bpe.ReadJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = gguf.Build(gguf.Source{Model: untrained(t, model.PosALiBi, func(c *model.Config) { c.Vocab = 259 }), Tokenizer: tok}, gguf.Options{})
+	if err == nil || !strings.Contains(err.Error(), "llama.cpp would encode some texts to other ids") {
+		t.Errorf("got %v", err)
+	}
+	// The trained one is exported: its merges make every token.
+	if _, _, err := gguf.Build(gguf.Source{Model: untrained(t, model.PosALiBi, func(c *model.Config) { c.Vocab = 270 }), Tokenizer: base}, gguf.Options{}); err != nil {
+		t.Errorf("a trained Llama 3 pattern tokenizer: %v", err)
 	}
 }
 

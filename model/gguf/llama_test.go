@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/alibi-go/alibi/data"
+	"github.com/alibi-go/alibi/data/bpe"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
@@ -532,32 +533,42 @@ func interleave(t *testing.T, tn gguf.Tensor, d, heads int) gguf.Tensor {
 }
 
 // llama.cpp tokenizes 100 KB of the corpus to the project's ids, with the
-// byte tokenizer and with a BPE.
+// byte tokenizer, a BPE of GPT-2's pattern and one of Llama 3's (trained
+// here without ignore_merges, which llama.cpp's llama-bpe always applies).
 func TestLlamaCppTokenizes(t *testing.T) {
 	needLlama(t)
 	dir := t.TempDir()
+	corpus, err := data.LoadCorpus("builtin:opticks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	llama3, err := bpe.Train(corpus.Bytes[:400_000], 1000, bpe.TrainOptions{Pattern: bpe.Llama3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var models []llamaModel
 	var toks []data.Tokenizer
 	var texts [][]byte
-	for i, v := range []variant{variants[0], variants[6]} {
-		c := exportVariant(t, v, dir, gguf.F32)
-		tok, err := c.tr.RunTokenizer()
+	for i, tok := range []data.Tokenizer{data.ByteTokenizer{}, trainMicro(t, model.PosALiBi, "bpe:300", 32).Tokenizer, llama3} {
+		m, err := model.New(model.Config{Vocab: tok.VocabSize(), DModel: 32, NLayers: 1, NHeads: 4, DFF: 64, Pos: model.PosALiBi, TrainLen: 16, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		corpus, err := data.LoadCorpus("builtin:opticks")
+		f, _, err := gguf.Build(gguf.Source{Model: m, Tokenizer: tok}, gguf.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := corpus.Bytes[50_000*i : 50_000*i+100_000]
+		path := filepath.Join(dir, fmt.Sprintf("tokenizer-%d.gguf", i))
+		writeFile(t, path, f)
+		text := corpus.Bytes[150_000*i : 150_000*i+100_000]
 		for !utf8.Valid(text) { // the script reads the file as UTF-8
 			text = text[:len(text)-1]
 		}
-		path := filepath.Join(dir, fmt.Sprintf("text-%d.txt", i))
-		if err := os.WriteFile(path, text, 0o644); err != nil {
+		textPath := filepath.Join(dir, fmt.Sprintf("text-%d.txt", i))
+		if err := os.WriteFile(textPath, text, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		models = append(models, llamaModel{Path: c.path, Context: 64, Texts: []string{path}})
+		models = append(models, llamaModel{Path: path, Context: 64, Texts: []string{textPath}})
 		toks, texts = append(toks, tok), append(texts, text)
 	}
 	for i, res := range runLlama(t, models) {

@@ -32,7 +32,9 @@ var preTokenizers = map[bpe.Pattern]struct {
 // the merges in rank order as "left right", the pre-tokenizer's name, and
 // the added tokens as control (special) or user-defined tokens. The byte
 // tokenizer is 256 byte tokens and no merges. A tokenizer llama.cpp would
-// encode otherwise is refused.
+// encode otherwise is refused: one whose ignore_merges is not what
+// llama.cpp reads for its pattern, unless the merges make every token of
+// its vocabulary from its bytes (then ignore_merges changes no id).
 func vocabulary(t data.Tokenizer) ([]KV, error) {
 	var b *bpe.Tokenizer
 	switch t := t.(type) {
@@ -47,7 +49,7 @@ func vocabulary(t data.Tokenizer) ([]KV, error) {
 	if !ok {
 		return nil, fmt.Errorf("tokenizer %v: its pattern %v has no pre-tokenizer llama.cpp knows", t, b.Pattern())
 	}
-	if b.IgnoresMerges() != pre.ignoreMerges {
+	if b.IgnoresMerges() != pre.ignoreMerges && !b.MergesMakeEveryToken() {
 		return nil, fmt.Errorf("tokenizer %v: llama.cpp's %s pre-tokenizer %s, and this tokenizer %s (ignore_merges %v): llama.cpp would encode some texts to other ids",
 			t, pre.name, takes(pre.ignoreMerges), takes(b.IgnoresMerges()), b.IgnoresMerges())
 	}
