@@ -18,15 +18,15 @@ func (e *LengthError) Error() string {
 		have = fmt.Sprintf("only the first %d of the data's %d are scored (max tokens %d)", e.Available, e.Stream, e.MaxTokens)
 	}
 	if e.Available < 2 {
-		return fmt.Sprintf("length %d needs %d tokens but %s: no length fits (scoring needs at least 2)", e.Len, e.Len+1, have)
+		return fmt.Sprintf("length %d needs %d tokens but %s: no length fits (scoring needs at least 2)", e.Len, uint64(e.Len)+1, have)
 	}
-	return fmt.Sprintf("length %d needs %d tokens but %s; the longest length that fits is %d", e.Len, e.Len+1, have, e.Available-1)
+	return fmt.Sprintf("length %d needs %d tokens but %s; the longest length that fits is %d", e.Len, uint64(e.Len)+1, have, e.Available-1)
 }
 
 // available returns the tokens of a stream of n that o scores from: all n,
 // or the first o.MaxTokens+1.
 func available(n int, o Options) int {
-	if o.MaxTokens > 0 && o.MaxTokens+1 < n {
+	if o.MaxTokens > 0 && o.MaxTokens < n-1 { // o.MaxTokens+1 < n, which overflows for the largest int
 		return o.MaxTokens + 1
 	}
 	return n
@@ -38,7 +38,7 @@ func available(n int, o Options) int {
 // rather than score a shorter window under its label; callers check every
 // length with it before evaluating any.
 func CheckLength(n int, o Options) error {
-	if a := available(n, o); o.Len+1 > a || a < 2 {
+	if a := available(n, o); o.Len >= a || a < 2 { // o.Len+1 > a, which overflows for the largest int
 		return &LengthError{Len: o.Len, Available: a, Stream: n, MaxTokens: o.MaxTokens}
 	}
 	return nil

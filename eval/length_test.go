@@ -2,6 +2,8 @@ package eval
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/alibi-go/alibi/model"
@@ -66,5 +68,23 @@ func TestScoredTokens(t *testing.T) {
 		if got := ScoredTokens(tc.n, Options{Len: 8, MaxTokens: tc.maxTokens}); got != tc.want {
 			t.Errorf("ScoredTokens(%d, max tokens %d) = %d, want %d", tc.n, tc.maxTokens, got, tc.want)
 		}
+	}
+}
+
+// The largest int is a length and a token limit like any other: refused, or
+// no limit, never an overflow (a panic in Perplexity, a negative count).
+func TestCheckLengthLargestInt(t *testing.T) {
+	err := CheckLength(100, Options{Len: math.MaxInt})
+	if err == nil || !strings.Contains(err.Error(), "length 9223372036854775807 needs 9223372036854775808 tokens but the data has 100") {
+		t.Errorf("len MaxInt: %v", err)
+	}
+	if err := CheckLength(100, Options{Len: 50, MaxTokens: math.MaxInt}); err != nil {
+		t.Errorf("max tokens MaxInt: %v", err)
+	}
+	if err := CheckLength(100, Options{Len: 200, MaxTokens: math.MaxInt}); err == nil || strings.Contains(err.Error(), "only the first") {
+		t.Errorf("len 200, max tokens MaxInt: %v", err)
+	}
+	if n := ScoredTokens(100, Options{MaxTokens: math.MaxInt}); n != 99 {
+		t.Errorf("scored %d, want 99", n)
 	}
 }

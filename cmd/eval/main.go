@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,9 +90,25 @@ func command(args []string, stdout, stderr io.Writer) int {
 		}
 		memLimit = v
 	}
+	if set["lens"] && strings.TrimSpace(*lens) == "" {
+		return fail("--lens is empty: give the lengths to evaluate at, or leave it out for 1x, 2x and 4x each run's training length")
+	}
 	explicit, err := parseLens(*lens)
 	if err != nil {
 		return fail("%v", err)
+	}
+	// The outputs are checked before any work.
+	if *jsonPath != "" {
+		if err := osutil.CheckOutput(*jsonPath); err != nil {
+			return fail("--json: %v", err)
+		}
+	}
+	if *plotPath != "" {
+		if _, err := os.Stat(filepath.Dir(*plotPath)); err == nil { // a missing directory is made
+			if err := osutil.CheckOutput(*plotPath); err != nil {
+				return fail("--plot: %v", err)
+			}
+		}
 	}
 	var pk eval.PasskeyOptions
 	switch *task {

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/alibi-go/alibi/cmd/internal/clitest"
+	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/train"
 )
 
@@ -103,6 +106,16 @@ func TestEvalBadInput(t *testing.T) {
 		// A flag's error comes before any run is looked for or loaded.
 		{"unknown precision, missing run", []string{"--run", missing, "--precision", "fp16"}, `--precision: precision "fp16"`},
 		{"length past --max-tokens", []string{"--run", dir, "--lens", "16,50", "--max-tokens", "40"}, "length 50 needs 51 tokens but only the first 41 of the data's 155 are scored (max tokens 40); the longest length that fits is 40"},
+		// The largest int as a length or a limit: no overflow, no panic.
+		{"largest int length", []string{"--run", dir, "--len", "9223372036854775807"}, "length 9223372036854775807 needs 9223372036854775808 tokens but the data has 155"},
+		{"largest int lens", []string{"--run", dir, "--lens", "9223372036854775807"}, "length 9223372036854775807 needs 9223372036854775808 tokens but the data has 155"},
+		{"largest int max tokens", []string{"--run", dir, "--lens", "200", "--max-tokens", "9223372036854775807"}, "length 200 needs 201 tokens but the data has 155"},
+		{"empty lens", []string{"--run", dir, "--lens", ""}, "--lens is empty"},
+		// Outputs are checked before the runs are read.
+		{"json under /proc", []string{"--run", missing, "--json", "/proc/x.json"}, "--json: /proc/x.json cannot be written"},
+		{"json a directory", []string{"--run", missing, "--json", t.TempDir()}, "is a directory"},
+		{"json under a file", []string{"--run", missing, "--json", filepath.Join(writeGarbage(t), "x.json")}, "not a directory"},
+		{"plot under /proc", []string{"--run", missing, "--plot", "/proc/x.png"}, "--plot: /proc/x.png cannot be written"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,5 +255,33 @@ func TestEvalExtend(t *testing.T) {
 	}
 	if auto[16] != plain[16] || auto[64] == plain[64] {
 		t.Errorf("interp following the length: %v, plain %v; want the same at L = 16 only", auto, plain)
+	}
+}
+
+// --json to a pipe or a device (/dev/stdout) writes through it: the reader
+// gets the report, and the path is not replaced by a regular file.
+func TestEvalJSONThroughPipe(t *testing.T) {
+	dir, _ := trainedRun(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); got <- b }()
+	path := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+	var out, errb bytes.Buffer
+	code := command([]string{"--run", dir, "--lens", "16", "--json", path}, &out, &errb)
+	w.Close()
+	b := <-got
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep eval.Report
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Runs) != 1 {
+		t.Fatalf("the pipe got %.200q: %v", b, err)
+	}
+	if fi, err := os.Lstat("/dev/stdout"); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("/dev/stdout is a %v, not a link", fi.Mode())
 	}
 }

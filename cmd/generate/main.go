@@ -77,6 +77,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err := opt.Sampling.Validate(); err != nil {
 		return fail("--%v", err)
 	}
+	if *jsonPath != "" { // checked before any work
+		if err := osutil.CheckOutput(*jsonPath); err != nil {
+			return fail("--json: %v", err)
+		}
+	}
 	prompts, err := readPrompts(set, *prompt, *promptFile, *batchFile)
 	if err != nil {
 		return fail("%v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/data/bpe"
+	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -85,6 +86,9 @@ func checkOut(path string, force bool) error {
 	}
 	if info, err := os.Stat(filepath.Dir(path)); err != nil || !info.IsDir() {
 		return fmt.Errorf("--out %s: the directory %s does not exist", path, filepath.Dir(path))
+	}
+	if err := osutil.CheckOutput(path); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
 	return nil
 }
