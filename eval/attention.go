@@ -59,6 +59,9 @@ func AttentionStats(m *model.Model, tokens []uint32, o Options) (AttentionResult
 		return AttentionResult{}, err
 	}
 	tokens = tokens[:available(len(tokens), o)]
+	if err := checkTokens(m, tokens, o.Tokenizer); err != nil {
+		return AttentionResult{}, err
+	}
 	if o.BatchTokens < 1 {
 		o.BatchTokens = defaultBatchTokens
 	}

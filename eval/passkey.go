@@ -189,6 +189,9 @@ type answerScorer interface {
 // greedy decoding, as model.Generate with model.Greedy would decode.
 func Passkey(m *model.Model, filler []uint32, o PasskeyOptions) (PasskeyResult, error) {
 	o.defaults()
+	if err := checkTokens(m, filler, o.Tokenizer); err != nil {
+		return PasskeyResult{}, err
+	}
 	minDistance := len(o.Tokenizer.Encode([]byte(data.PasskeyQuestion)))
 	if err := o.check(minDistance); err != nil {
 		return PasskeyResult{}, err

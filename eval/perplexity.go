@@ -52,7 +52,10 @@ type Options struct {
 	// at most MemoryPercent of it).
 	MemoryLimit int64
 	// Tokenizer made the tokens: bits per byte count the bytes of each
-	// scored token by it. Nil: the byte tokenizer, one byte a token.
+	// scored token by it. Nil: the byte tokenizer, one byte a token. A
+	// tokenizer of another size than the model's vocabulary (nil for a
+	// model of more than 256 tokens) is refused, as is an id outside the
+	// vocabulary: give the run's (Trained.Tokenizer).
 	Tokenizer data.Tokenizer
 }
 
@@ -119,6 +122,9 @@ func Perplexity(m *model.Model, tokens []uint32, o Options) (Result, error) {
 		return Result{}, err
 	}
 	tokens = tokens[:available(len(tokens), o)]
+	if err := checkTokens(m, tokens, o.Tokenizer); err != nil {
+		return Result{}, err
+	}
 	if o.BatchTokens < 1 {
 		o.BatchTokens = defaultBatchTokens
 	}
