@@ -2,6 +2,8 @@ package data
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -33,7 +35,34 @@ func ParseTokenizerSpec(s string) (TokenizerSpec, error) {
 		}
 		return TokenizerSpec{Kind: "bpe", Vocab: n}, nil
 	}
+	if !looksLikePath(s) {
+		hint := ""
+		switch lower := strings.ToLower(s); {
+		case lower == "byte" || lower == ByteTokenizerName:
+			hint = "; for the byte tokenizer write bytes"
+		case lower == "bpe":
+			hint = "; a BPE needs its size, as in bpe:1024"
+		case strings.HasPrefix(lower, "bpe:"):
+			hint = "; write bpe:" + s[len("bpe:"):]
+		default:
+			if _, err := strconv.Atoi(s); err == nil {
+				hint = "; for a BPE of that many tokens write bpe:" + s
+			}
+		}
+		return TokenizerSpec{}, fmt.Errorf("tokenizer %q is not bytes, bpe:N (N in %d..%d) or the path of a tokenizer.json%s", s, bpe.MinVocab, bpe.MaxVocab, hint)
+	}
 	return TokenizerSpec{Kind: "file", Path: s}, nil
+}
+
+// looksLikePath reports whether a spec that is neither bytes nor bpe:N is
+// meant as a file: a path with a directory, a name ending in .json, or a
+// file that exists.
+func looksLikePath(s string) bool {
+	if strings.ContainsRune(s, '/') || strings.ContainsRune(s, filepath.Separator) || strings.HasSuffix(strings.ToLower(s), ".json") {
+		return true
+	}
+	_, err := os.Stat(s)
+	return err == nil
 }
 
 // Make returns the spec's tokenizer: the byte tokenizer, a BPE trained on

@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -88,7 +89,7 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	cfg, err := ParseConfig(b)
+	cfg, err := parseConfig(b, filepath.Dir(path))
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -101,7 +102,12 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig parses YAML over Defaults and validates the result. Errors
 // are one line and name the key: an unknown key, a value of the wrong type
 // (with the line), or an invalid value.
-func ParseConfig(b []byte) (Config, error) {
+func ParseConfig(b []byte) (Config, error) { return parseConfig(b, "") }
+
+// parseConfig is ParseConfig for a config file in dir (empty: none): a
+// relative data.tokenizer path is the file's in dir, made absolute so that
+// the run's config.yaml names the same file wherever it is read from.
+func parseConfig(b []byte, dir string) (Config, error) {
 	cfg := Defaults()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
@@ -114,6 +120,11 @@ func ParseConfig(b []byte) (Config, error) {
 	}
 	if cfg.Data.Tokenizer == "" {
 		cfg.Data.Tokenizer = data.ByteTokenizerName
+	}
+	if spec, err := data.ParseTokenizerSpec(cfg.Data.Tokenizer); err == nil && spec.Kind == "file" && dir != "" && !filepath.IsAbs(spec.Path) {
+		if abs, err := filepath.Abs(filepath.Join(dir, spec.Path)); err == nil {
+			cfg.Data.Tokenizer = abs
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
@@ -290,4 +301,29 @@ func (c Config) RunDir() string {
 		return c.Out
 	}
 	return filepath.Join("runs", c.Name)
+}
+
+// checkTokenizerFile refuses, before a new run's directory is made, a
+// data.tokenizer that names a file which is not there. (A resumed run reads
+// its own tokenizer.json.)
+func (c Config) checkTokenizerFile() error {
+	spec, err := data.ParseTokenizerSpec(c.Data.Tokenizer)
+	if err != nil || spec.Kind != "file" {
+		return err
+	}
+	if fi, err := os.Stat(spec.Path); err != nil {
+		return fmt.Errorf("data.tokenizer: the tokenizer.json %s: %v (data.tokenizer is bytes, bpe:N or the path of a tokenizer.json; a relative path is the config file's)", spec.Path, errorReason(err))
+	} else if fi.IsDir() {
+		return fmt.Errorf("data.tokenizer: %s is a directory, not a tokenizer.json", spec.Path)
+	}
+	return nil
+}
+
+// errorReason is the reason of a file system error, without its path.
+func errorReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -50,9 +50,14 @@ func LoadData(cfg Config, progress data.Progress, dir string, log io.Writer) (*D
 	if err != nil {
 		return nil, fmt.Errorf("corpus %s: %w", cfg.Data.Corpus, err)
 	}
-	tok, err := runTokenizer(spec, cfg.Data.Tokenizer, trainText, dir, log)
+	tok, fromRun, err := runTokenizer(spec, cfg.Data.Tokenizer, trainText, dir, log)
 	if err != nil {
 		return nil, err
+	}
+	if spec.Kind == "bpe" && tok.VocabSize() < spec.Vocab && fromRun {
+		// A run is never started with a BPE that stopped short of bpe:N.
+		return nil, fmt.Errorf("%s is %v, not the tokenizer of %d tokens the run was trained with (data.tokenizer bpe:%d): it was replaced; put back the run's own",
+			filepath.Join(dir, model.TokenizerFile), tok, spec.Vocab, spec.Vocab)
 	}
 	if spec.Kind == "bpe" && tok.VocabSize() < spec.Vocab {
 		return nil, fmt.Errorf("data.tokenizer bpe:%d: the training split has no pair left to merge at %d tokens; use bpe:%d", spec.Vocab, tok.VocabSize(), tok.VocabSize())
@@ -74,36 +79,35 @@ func LoadData(cfg Config, progress data.Progress, dir string, log io.Writer) (*D
 }
 
 // runTokenizer is the run directory's tokenizer.json if dir holds one that
-// spec accepts, else the tokenizer spec makes.
-func runTokenizer(spec data.TokenizerSpec, name string, trainText []byte, dir string, log io.Writer) (data.Tokenizer, error) {
+// spec accepts (fromRun), else the tokenizer spec makes.
+func runTokenizer(spec data.TokenizerSpec, name string, trainText []byte, dir string, log io.Writer) (t data.Tokenizer, fromRun bool, err error) {
 	if log == nil {
 		log = io.Discard
 	}
 	if dir != "" {
 		path := filepath.Join(dir, model.TokenizerFile)
-		t, err := data.LoadTokenizer(path)
+		t, err = data.LoadTokenizer(path)
 		switch {
 		case err == nil && !spec.Accepts(t):
-			return nil, fmt.Errorf("%s is %v, not the tokenizer data.tokenizer %s makes", path, t, name)
+			return nil, false, fmt.Errorf("%s is %v, not the tokenizer data.tokenizer %s makes", path, t, name)
 		case err == nil && spec.Kind == "file":
 			if f, err := data.LoadTokenizer(spec.Path); err == nil && f.Hash() != t.Hash() {
-				return nil, fmt.Errorf("%s (hash %.12s…) is not data.tokenizer %s (hash %.12s…)", path, t.Hash(), name, f.Hash())
+				return nil, false, fmt.Errorf("%s (hash %.12s…) is not data.tokenizer %s (hash %.12s…)", path, t.Hash(), name, f.Hash())
 			}
-			return t, nil
+			return t, true, nil
 		case err == nil:
-			return t, nil
+			return t, true, nil
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("run %s: %w", dir, err)
+			return nil, false, fmt.Errorf("run %s: %w", dir, err)
 		}
 	}
 	if spec.Kind == "bpe" {
 		fmt.Fprintf(log, "tokenizer: training a byte-level BPE of %d tokens on the training split (%d bytes)...\n", spec.Vocab, len(trainText))
 	}
-	t, err := spec.Make(trainText, nil)
-	if err != nil {
-		return nil, fmt.Errorf("data.tokenizer: %w", err)
+	if t, err = spec.Make(trainText, nil); err != nil {
+		return nil, false, fmt.Errorf("data.tokenizer: %w", err)
 	}
-	return t, nil
+	return t, false, nil
 }
 
 // saveTokenizer writes t to the run directory's tokenizer.json unless the

@@ -129,3 +129,79 @@ func TestTrainBPEWithPasskey(t *testing.T) {
 		t.Errorf("a 32-token window: %v", err)
 	}
 }
+
+// A data.tokenizer that is no spec is refused in one line that names the
+// valid forms (and the one meant), and one naming a file that is not there
+// before the run directory is made. A relative path in a config file is
+// the config file's.
+func TestTokenizerSpecErrors(t *testing.T) {
+	specs := map[string]string{
+		"byte":    `data.tokenizer: tokenizer "byte" is not bytes, bpe:N (N in 256..`,
+		"Bytes":   "; for the byte tokenizer write bytes",
+		"bpe":     "; a BPE needs its size, as in bpe:1024",
+		"BPE:512": "; write bpe:512",
+		"512":     "; for a BPE of that many tokens write bpe:512",
+	}
+	for spec, want := range specs {
+		_, err := ParseConfig([]byte(tokModel + "data: {tokenizer: \"" + spec + "\"}\n"))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "or the path of a tokenizer.json") {
+			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
+	}
+	tmp := t.TempDir()
+	cfg := microConfig(t, model.PosALiBi, 4)
+	cfg.Data.Tokenizer, cfg.Model.Vocab = filepath.Join(tmp, "missing.json"), 0
+	cfg.Out = filepath.Join(tmp, "run")
+	_, err := Train(context.Background(), cfg, Options{})
+	if err == nil || !strings.Contains(err.Error(), "missing.json: no such file or directory (data.tokenizer is bytes, bpe:N") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := os.Stat(cfg.Out); err == nil {
+		t.Errorf("the run directory was made for a run that cannot start")
+	}
+
+	// configs/x.yaml naming tok.json reads configs/tok.json, whatever the
+	// working directory.
+	dir := filepath.Join(tmp, "configs")
+	os.MkdirAll(dir, 0o777)
+	tok := filepath.Join(dir, "tok.json")
+	if err := (data.ByteTokenizer{}).Save(tok); err != nil {
+		t.Fatal(err)
+	}
+	yamlPath := filepath.Join(dir, "x.yaml")
+	os.WriteFile(yamlPath, []byte(tokModel+"data: {tokenizer: tok.json}\n"), 0o644)
+	got, err := LoadConfig(yamlPath)
+	if err != nil || got.Data.Tokenizer != tok {
+		t.Errorf("relative tokenizer: %q, %v; want %q", got.Data.Tokenizer, err, tok)
+	}
+}
+
+// Resuming a BPE run whose tokenizer.json was replaced by a smaller BPE
+// says so, not that the training split ran out of pairs.
+func TestResumeReplacedTokenizer(t *testing.T) {
+	cfg := microConfig(t, model.PosALiBi, 10)
+	text, err := data.DefaultCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(cfg.Data.Corpus, text[:60000], 0o644)
+	cfg.Data.Tokenizer, cfg.Model.Vocab = "bpe:300", 0
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Train(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := data.TokenizerSpec{Kind: "bpe", Vocab: 280}.Make(text[:50000], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Save(filepath.Join(cfg.RunDir(), model.TokenizerFile)); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Train.Steps = 20
+	_, err = Train(context.Background(), cfg, Options{Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "not the tokenizer of 300 tokens the run was trained with (data.tokenizer bpe:300): it was replaced") || strings.Contains(err.Error(), "no pair left") {
+		t.Errorf("resume: %v", err)
+	}
+}

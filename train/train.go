@@ -120,6 +120,11 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	// the holder's name to disk) and loading are part of it.
 	start := time.Now()
 	dir := cfg.RunDir()
+	if !opt.Resume {
+		if err := cfg.checkTokenizerFile(); err != nil {
+			return nil, err
+		}
+	}
 	if !opt.Unlocked {
 		lock, err := LockRun(dir)
 		if err != nil {
