@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model/osutil"
@@ -102,6 +103,28 @@ func checksum(ts []safetensors.Tensor, meta map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// notSafetensors names what a file that safetensors refused is, when its
+// first bytes say it is something else: JSON (a tokenizer.json, a report),
+// a GGUF model, a PNG, gzip, or text. It is "" otherwise, such as for a
+// damaged checkpoint.
+func notSafetensors(b []byte) string {
+	head := b[:min(len(b), 64)]
+	switch t := bytes.TrimLeft(head, " \t\r\n"); {
+	case len(t) > 0 && (t[0] == '{' || t[0] == '['):
+		return "JSON (a tokenizer.json or a report?)"
+	case bytes.HasPrefix(head, []byte("GGUF")):
+		return "a GGUF model (cmd/export writes them from checkpoints)"
+	case bytes.HasPrefix(head, []byte("\x89PNG")):
+		return "a PNG image"
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "gzip-compressed"
+	}
+	if len(head) >= 8 && utf8.Valid(head) && bytes.IndexFunc(head, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' && r != '\r' }) < 0 {
+		return "text"
+	}
+	return ""
+}
+
 // UnknownSchemeError is the error of decoding a checkpoint whose position
 // scheme is not registered in this program: a scheme another program added
 // with position.Register, which a program must register too before it loads
@@ -123,6 +146,9 @@ func (e *UnknownSchemeError) Unwrap() error { return position.ErrUnknownScheme }
 func DecodeCheckpoint(b []byte) (*Checkpoint, error) {
 	ts, meta, err := safetensors.Read(b)
 	if err != nil {
+		if kind := notSafetensors(b); kind != "" {
+			return nil, fmt.Errorf("not a checkpoint: the file is %s, not a safetensors checkpoint", kind)
+		}
 		return nil, err
 	}
 	if meta[metaFormat] != checkpointFormat {

@@ -215,3 +215,21 @@ func TestCheckpointRoundTripEveryScheme(t *testing.T) {
 		}
 	}
 }
+
+// A file that is not a checkpoint at all is named for what it is.
+func TestNotACheckpoint(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"tokenizer.json", []byte("{\n  \"version\": \"1.0\",\n  \"truncation\": null,\n  \"padding\": null\n}\n"), "not a checkpoint: the file is JSON"},
+		{"model.gguf", append([]byte("GGUF\x03\x00\x00\x00"), make([]byte, 40)...), "the file is a GGUF model"},
+		{"notes.txt", []byte("Light is refracted by the prism, and the rays of the spectrum are spread."), "the file is text"},
+	} {
+		_, err := DecodeCheckpoint(c.b)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "header length") {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

@@ -111,6 +111,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"largest int lens", []string{"--run", dir, "--lens", "9223372036854775807"}, "length 9223372036854775807 needs 9223372036854775808 tokens but the data has 155"},
 		{"largest int max tokens", []string{"--run", dir, "--lens", "200", "--max-tokens", "9223372036854775807"}, "length 200 needs 201 tokens but the data has 155"},
 		{"empty lens", []string{"--run", dir, "--lens", ""}, "--lens is empty"},
+		{"a tokenizer.json as the checkpoint", []string{"--checkpoint", filepath.Join(dir, "tokenizer.json")}, "not a checkpoint: the file is JSON"},
 		// Outputs are checked before the runs are read.
 		{"json under /proc", []string{"--run", missing, "--json", "/proc/x.json"}, "--json: /proc/x.json cannot be written"},
 		{"json a directory", []string{"--run", missing, "--json", t.TempDir()}, "is a directory"},

@@ -267,3 +267,20 @@ func TestReadJSONLlama3PreTokenizer(t *testing.T) {
 		}
 	}
 }
+
+// A malformed or mistyped tokenizer.json is refused in the file's terms:
+// where the JSON breaks, or which key holds the wrong kind of value; never
+// in Go's (a "Go value of type bpe.fileJSON").
+func TestReadJSONProblemsInFileTerms(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"[1, 2]", "the file is a JSON array, where a tokenizer.json is an object"},
+		{"{\n  \"model\": {\"type\": \"BPE\",\n  \"vocab\": {\"a\": [1]}}}", `model.vocab is a JSON array, where a tokenizer.json has a non-negative integer`},
+		{"{\n  \"model\": {\"type\": \"BPE\", \n  \"vocab\": {\"a\": -3}}}", `model.vocab is a JSON number -3, where a tokenizer.json has a non-negative integer`},
+		{"{\n  \"version\": \"1.0\",\n  \"model\": {oops}}", "malformed JSON at line 3, column"},
+	} {
+		_, err := ReadJSON(strings.NewReader(c.file))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("%q: %v, want %q", c.file, err, c.want)
+		}
+	}
+}

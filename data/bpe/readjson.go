@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 )
@@ -107,7 +108,7 @@ func ReadJSON(r io.Reader) (*Tokenizer, error) {
 	}
 	var f fileJSON
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("not a tokenizer.json: %v", err)
+		return nil, fmt.Errorf("not a tokenizer.json: %s", jsonProblem(err, raw, ""))
 	}
 	if isNull(f.RawModel) {
 		return nil, errors.New("not a tokenizer.json: no model")
@@ -116,14 +117,14 @@ func ReadJSON(r io.Reader) (*Tokenizer, error) {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(f.RawModel, &kind); err != nil {
-		return nil, fmt.Errorf("not a tokenizer.json: model: %v", err)
+		return nil, fmt.Errorf("not a tokenizer.json: %s", jsonProblem(err, f.RawModel, "model"))
 	}
 	if kind.Type != "BPE" { // other models' vocabularies do not even parse as BPE's
 		return nil, fmt.Errorf("model type %q is not supported: only byte-level BPE is (not Unigram, WordPiece or WordLevel)", kind.Type)
 	}
 	f.Model = new(modelJSON)
 	if err := json.Unmarshal(f.RawModel, f.Model); err != nil {
-		return nil, fmt.Errorf("model: %v", err)
+		return nil, fmt.Errorf("not a tokenizer.json: %s", jsonProblem(err, f.RawModel, "model"))
 	}
 	if err := checkFile(&f); err != nil {
 		return nil, err
@@ -133,6 +134,54 @@ func ReadJSON(r io.Reader) (*Tokenizer, error) {
 		return nil, err
 	}
 	return buildFromJSON(&f, pattern)
+}
+
+// jsonProblem says what encoding/json found wrong with raw in the file's
+// terms: where the JSON is malformed (line and column), or which key holds
+// a value of the wrong kind and what a tokenizer.json has there. within
+// names the key raw is the value of ("" for the whole file).
+func jsonProblem(err error, raw []byte, within string) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := 1, 1
+		for _, c := range raw[:min(int(syn.Offset), len(raw))] {
+			if c == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Sprintf("malformed JSON at line %d, column %d: %v", line, col, syn)
+	case errors.As(err, &typ):
+		key := typ.Field
+		if within != "" {
+			key = strings.TrimSuffix(within+"."+key, ".")
+		}
+		want := "another kind of value"
+		switch typ.Type.Kind() {
+		case reflect.Struct, reflect.Map:
+			want = "an object"
+		case reflect.Slice, reflect.Array:
+			want = "an array"
+		case reflect.String:
+			want = "a string"
+		case reflect.Bool:
+			want = "true or false"
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "a non-negative integer"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			want = "an integer"
+		case reflect.Float32, reflect.Float64:
+			want = "a number"
+		}
+		if key == "" {
+			return fmt.Sprintf("the file is a JSON %s, where a tokenizer.json is %s", typ.Value, want)
+		}
+		return fmt.Sprintf("%s is a JSON %s, where a tokenizer.json has %s", key, typ.Value, want)
+	}
+	return err.Error()
 }
 
 // checkFile refuses the parts of a tokenizer.json that this package cannot
