@@ -230,11 +230,17 @@ func (o options) check(e entry, mine []cell, stderr io.Writer, terminal bool) er
 		}
 	}
 	for _, f := range o.factors {
-		if err := eval.CheckLength(len(val), o.evalOptions(lengthOf(f, e.cfg.Model.TrainLen), stderr, false)); err != nil {
-			of := ""
-			if o.isGrid() {
-				of = " of " + e.path
-			}
+		of := ""
+		if o.isGrid() {
+			of = " of " + e.path
+		}
+		l := lengthOf(f, e.cfg.Model.TrainLen)
+		if l == math.MaxInt { // the length itself is past what an int holds
+			err := &eval.LengthError{Len: l, Available: len(val), Stream: len(val)}
+			return fmt.Errorf("--mults %g is too long for the validation split%s: %.4g tokens, past the largest length, and the data has %d%s",
+				f, of, f*float64(e.cfg.Model.TrainLen), len(val), longestMult(err, e.cfg.Model.TrainLen))
+		}
+		if err := eval.CheckLength(len(val), o.evalOptions(l, stderr, false)); err != nil {
 			return fmt.Errorf("--mults %g is too long for the validation split%s: %v%s", f, of, err, longestMult(err, e.cfg.Model.TrainLen))
 		}
 	}
@@ -358,13 +364,13 @@ func (o options) lengths(cfg train.Config) []int {
 }
 
 // lengthOf is multiple f of the training length trainLen, rounded to a
-// whole token, at least 1, and at most math.MaxInt32: a multiple such as
+// whole token, at least 1, and at most math.MaxInt: a multiple such as
 // 1e300 stays a length too long for any validation split (CheckLength
 // refuses it) instead of wrapping around to a short one.
 func lengthOf(f float64, trainLen int) int {
 	l := math.Round(f * float64(trainLen))
-	if l >= math.MaxInt32 {
-		return math.MaxInt32
+	if l >= math.MaxInt {
+		return math.MaxInt
 	}
 	return max(1, int(l))
 }

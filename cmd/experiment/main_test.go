@@ -171,6 +171,9 @@ func TestExperimentBadInput(t *testing.T) {
 		// A multiple too large for an int is too long, not a short length
 		// after wrapping around (its extension factor would be 1e300).
 		{[]string{"--config", cfg, "--pos", "alibi", "--mults", "1,1e300", "--extend", "alibi:interp"}, "experiment: --mults 1e+300 is too long for the validation split"},
+		// A length past int32 is said as it is, not clamped to 2147483647.
+		{[]string{"--config", cfg, "--mults", "1,1e11"}, "experiment: --mults 1e+11 is too long for the validation split: length 800000000000 needs 800000000001 tokens but the data has 216"},
+		{[]string{"--config", cfg, "--mults", "1,1e300"}, "experiment: --mults 1e+300 is too long for the validation split: 8e+300 tokens, past the largest length, and the data has 216 (--mults up to 26)"},
 		{[]string{"--config", cfg, "--mults", "1,4", "--max-tokens", "20"}, "experiment: --mults 4 is too long for the validation split: length 32 needs 33 tokens but only the first 21 of the data's 216 are scored (max tokens 20); the longest length that fits is 20 (--mults up to 2)"},
 	} {
 		var o, e bytes.Buffer
