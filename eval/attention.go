@@ -224,7 +224,7 @@ func (r AttentionReport) LayerMarkdown(w io.Writer) error {
 		return keys[i].layer < keys[j].layer
 	})
 	var b strings.Builder
-	b.WriteString("| eval length | layer |")
+	b.WriteString("| eval length (tokens) | layer |")
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, " %s |", run.Pos)
 	}

@@ -152,3 +152,25 @@ func TestBucketPositions(t *testing.T) {
 		t.Errorf("full JSON: %s", full)
 	}
 }
+
+// A table of runs of different tokenizers says what each length in tokens
+// is in bytes; one of a single tokenizer does not.
+func TestMarkdownMixedTokenizers(t *testing.T) {
+	rep := Report{Runs: []RunReport{
+		{Run: "runs/tiny", Pos: "alibi", TrainLen: 128, Tokenizer: "bytes (256 tokens)", Results: []Result{{Len: 128, Protocol: NonOverlap, PPL: 4.8, Tokens: 1000, Bytes: 1000}}},
+		{Run: "runs/tiny-bpe", Pos: "alibi", TrainLen: 128, Tokenizer: "byte-level BPE, 1024 tokens", Results: []Result{{Len: 128, Protocol: NonOverlap, PPL: 40, Tokens: 1000, Bytes: 2660}}},
+	}}
+	var b strings.Builder
+	if err := rep.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, "| eval length (tokens) |") || !strings.Contains(s, "| 128 | 4.800 (128 bytes) | 40.000 (340 bytes) |") {
+		t.Errorf("table:\n%s", s)
+	}
+	rep.Runs = rep.Runs[:1]
+	b.Reset()
+	rep.Markdown(&b)
+	if strings.Contains(b.String(), "bytes) |") {
+		t.Errorf("one tokenizer:\n%s", b.String())
+	}
+}

@@ -56,7 +56,7 @@ func TestSweepMarkdownOrder(t *testing.T) {
 	if err := r.SweepMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "| eval length | windows | alibi |\n|---|---|---|\n| 16 (2x L) | non-overlapping | 3.000 |\n| 16 (2x L) | stride 8 (len/2) | 2.800 |\n| 16 (2x L) | stride 2 (len/8) | 2.500 |\n"
+	want := "| eval length (tokens) | windows | alibi |\n|---|---|---|\n| 16 (2x L) | non-overlapping | 3.000 |\n| 16 (2x L) | stride 8 (len/2) | 2.800 |\n| 16 (2x L) | stride 2 (len/8) | 2.500 |\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -4,14 +4,19 @@
 //
 // # Scoring a text
 //
-// The tokens are bytes, so a text is its own token stream. OpenRun (or
-// OpenCheckpoint) loads a trained model, and Perplexity scores the text:
-// with Options{Len: len(text) - 1} in one window, every byte after the
-// first predicted from all the bytes before it; with a shorter Len, in
-// windows of that length. The Result holds the mean negative log-likelihood
-// (NatsPerToken), its exponential (PPL) and the tokens scored. For the
-// loss of one batch of your own ids and targets, run a model.Graph and read
-// its LossValue.
+// OpenRun (or OpenCheckpoint) loads a trained model with its tokenizer
+// (Trained.Tokenizer: the byte tokenizer, one token a byte, or the run's
+// BPE), which turns a text into the model's ids: FileTokens for a file,
+// ValidationTokens for the run's own held-out split. Perplexity scores the
+// ids: with Options{Len: len(ids) - 1} in one window, every token after the
+// first predicted from all the tokens before it; with a shorter Len, in
+// windows of that many tokens. Give it the run's tokenizer
+// (Options.Tokenizer; nil is the byte tokenizer, refused for a model of
+// another vocabulary): bits per byte count the bytes each scored token
+// stands for. The Result holds the mean negative log-likelihood per token
+// (NatsPerToken), its exponential (PPL, per token), bits per byte and the
+// tokens scored. For the loss of one batch of your own ids and targets, run
+// a model.Graph and read its LossValue.
 package eval
 
 import (

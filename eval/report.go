@@ -123,7 +123,9 @@ func (x *Result) UnmarshalJSON(b []byte) error {
 // Markdown writes the perplexity table: one row per evaluation length (and
 // protocol), one column per run, named by its position scheme and directory;
 // then the same table in bits per byte (Result.BitsPerByte), the column
-// that compares runs of different tokenizers. Above them, a line per run
+// that compares runs of different tokenizers. Lengths are in tokens; where
+// the runs' tokenizers differ, each perplexity gives the bytes its window
+// length stands for on average. Above them, a line per run
 // that names its Weights says which checkpoint made the column.
 func (r Report) Markdown(w io.Writer) error {
 	type key struct {
@@ -154,7 +156,7 @@ func (r Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	writeWeights(&b, r.Runs, func(run RunReport) *Weights { return run.Weights })
 	writeTable := func(cell func(Result) string) {
-		b.WriteString("| eval length |")
+		b.WriteString("| eval length (tokens) |")
 		for _, run := range r.Runs {
 			fmt.Fprintf(&b, " %s (%s, L=%d) |", run.Scheme(), run.Run, run.TrainLen)
 		}
@@ -181,7 +183,16 @@ func (r Report) Markdown(w io.Writer) error {
 			b.WriteString("\n")
 		}
 	}
-	writeTable(func(x Result) string { return fmt.Sprintf("%.3f", x.PPL) })
+	mixed := false // runs of different tokenizers: a length in tokens is not the same text
+	for _, run := range r.Runs {
+		mixed = mixed || run.Tokenizer != r.Runs[0].Tokenizer
+	}
+	writeTable(func(x Result) string {
+		if mixed && x.Tokens > 0 {
+			return fmt.Sprintf("%.3f (%d bytes)", x.PPL, int64(math.Round(float64(x.Len)*float64(x.Bytes)/float64(x.Tokens))))
+		}
+		return fmt.Sprintf("%.3f", x.PPL)
+	})
 	b.WriteString("\nbits per byte (the same scale for every tokenizer):\n\n")
 	writeTable(func(x Result) string { return fmt.Sprintf("%.4f", x.BitsPerByte) })
 	_, err := io.WriteString(w, b.String())

@@ -75,7 +75,7 @@ func TestSweepSpeedMarkdown(t *testing.T) {
 	if err := r.SweepSpeedMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "| eval length | stride | alibi |\n|---|---|---|\n| 128 | 64 | 30000 (0.3 s) |\n| 128 | 1 | 250 (32.5 s) |\n"
+	want := "| eval length (tokens) | stride | alibi |\n|---|---|---|\n| 128 | 64 | 30000 (0.3 s) |\n| 128 | 1 | 250 (32.5 s) |\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -54,7 +54,7 @@ func (r Report) SweepMarkdown(w io.Writer) error {
 		return a.stride > b.stride
 	})
 	var b strings.Builder
-	b.WriteString("| eval length | windows |")
+	b.WriteString("| eval length (tokens) | windows |")
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, " %s |", run.Pos)
 	}
@@ -102,7 +102,7 @@ func (r Report) SweepSpeedMarkdown(w io.Writer) error {
 		return keys[i].stride > keys[j].stride
 	})
 	var b strings.Builder
-	b.WriteString("| eval length | stride |")
+	b.WriteString("| eval length (tokens) | stride |")
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, " %s |", run.Pos)
 	}

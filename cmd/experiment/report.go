@@ -331,7 +331,7 @@ func markdown(cmp eval.Comparison, ctx contextReport, o options) string {
 		for _, r := range cmp.Runs {
 			fmt.Fprintf(&b, "| %s | %d | %d | %.4f |\n", r.Run, r.Seed, r.Params, r.FinalTrainLoss)
 		}
-		b.WriteString("\n| run | eval length | tokens | windows |\n|---|---|---|---|\n")
+		b.WriteString("\n| run | eval length (tokens) | tokens | windows |\n|---|---|---|---|\n")
 		for _, r := range cmp.Runs {
 			for _, x := range r.Results {
 				fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", r.Run, x.Len, x.Tokens, x.Windows)
@@ -355,7 +355,7 @@ func timings(b *strings.Builder, cmp eval.Comparison) {
 		fmt.Fprintf(b, "| %s | %d | %d | %.0f | %.0f | %.4f | %.0f |\n", r.Run, r.Seed, r.Params, r.WallSeconds, r.TokensPerSecond,
 			r.FinalTrainLoss, float64(r.PeakRSSBytes)/(1<<20))
 	}
-	b.WriteString("\n| run | eval length | tokens | windows | wall (s) | tokens/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| run | eval length (tokens) | tokens | windows | wall (s) | tokens/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range cmp.Runs {
 		for _, x := range r.Results {
 			fmt.Fprintf(b, "| %s | %d | %d | %d | %.1f | %.0f | %.0f |\n", r.Run, x.Len, x.Tokens, x.Windows, x.WallSeconds,
