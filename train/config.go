@@ -177,7 +177,14 @@ func decodeKeys(n *yaml.Node, v reflect.Value, prefix string) error {
 			continue
 		}
 		if err := val.Decode(f.Addr().Interface()); err != nil {
-			return fmt.Errorf("line %d: %s must be %s, got %q", val.Line, key, kindName(f.Kind()), val.Value)
+			got := fmt.Sprintf("%q", val.Value)
+			switch val.Kind {
+			case yaml.SequenceNode:
+				got = "a list"
+			case yaml.MappingNode:
+				got = "a mapping"
+			}
+			return fmt.Errorf("line %d: %s must be %s, got %s", val.Line, key, kindName(f.Kind()), got)
 		}
 	}
 	return nil
@@ -303,10 +310,10 @@ func (c Config) RunDir() string {
 	return filepath.Join("runs", c.Name)
 }
 
-// checkTokenizerFile refuses, before a new run's directory is made, a
-// data.tokenizer that names a file which is not there. (A resumed run reads
-// its own tokenizer.json.)
-func (c Config) checkTokenizerFile() error {
+// CheckTokenizerFile refuses a data.tokenizer that names a file which is
+// not there. Train calls it before a new run's directory is made (a resumed
+// run reads its own tokenizer.json).
+func (c Config) CheckTokenizerFile() error {
 	spec, err := data.ParseTokenizerSpec(c.Data.Tokenizer)
 	if err != nil || spec.Kind != "file" {
 		return err

@@ -121,7 +121,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	start := time.Now()
 	dir := cfg.RunDir()
 	if !opt.Resume {
-		if err := cfg.checkTokenizerFile(); err != nil {
+		if err := cfg.CheckTokenizerFile(); err != nil {
 			return nil, err
 		}
 	}

@@ -170,6 +170,8 @@ func TestCommandCreatesPage(t *testing.T) {
 // Bad flags exit 2 with one line; a config that does not exist exits 1
 // with a hint, before anything is measured.
 func TestCommandBadInput(t *testing.T) {
+	missingTokenizer := filepath.Join(t.TempDir(), "tok.yaml")
+	os.WriteFile(missingTokenizer, []byte("model: {d_model: 16, n_layers: 1, n_heads: 2, d_ff: 32, train_len: 16}\ntrain: {batch: 2, steps: 2, lr: 0.01}\ndata: {tokenizer: missing.json}\n"), 0o644)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -183,8 +185,14 @@ func TestCommandBadInput(t *testing.T) {
 		{[]string{"stray"}, 2, "unexpected argument"},
 		{[]string{"--tiny-config", "no/such.yaml"}, 1, "project's root"},
 		{[]string{"--small-config", "no/such.yaml"}, 1, "project's root"},
+		// A config naming a tokenizer that is not there: no hint about the
+		// config's own path, which is right.
+		{[]string{"--tiny-config", missingTokenizer}, 1, "missing.json"},
 	} {
 		code, stdout, stderr := run(append(append([]string{}, microFlags...), c.args...)...)
+		if len(c.args) == 2 && c.args[1] == missingTokenizer && strings.Contains(stderr, "project's root") {
+			t.Errorf("%v: the hint about the config's path for a missing tokenizer: %q", c.args, stderr)
+		}
 		if code != c.code || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.want)
 		}

@@ -25,8 +25,12 @@ func measure(o options, stderr io.Writer) (Row, error) {
 		configs = append(configs, o.tinyBF16Config)
 	}
 	for _, path := range configs { // a wrong path stops it before anything is measured
-		if _, err := train.LoadConfig(path); err != nil {
-			return row, configError(err)
+		cfg, err := train.LoadConfig(path)
+		if err != nil {
+			return row, configError(path, err)
+		}
+		if err := cfg.CheckTokenizerFile(); err != nil {
+			return row, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
 	fmt.Fprintf(stderr, "bench: %s, kernels %s\n", row.Processor, row.Kernels)
@@ -56,7 +60,7 @@ func measure(o options, stderr io.Writer) (Row, error) {
 		fmt.Fprintf(stderr, "bench: setting up %s (reading its corpus, one step)\n", c.path)
 		sb, err := train.LoadStepBench(c.path, "")
 		if err != nil {
-			return row, configError(err)
+			return row, configError(c.path, err)
 		}
 		sets = append(sets, train.StepSet{Name: sb.Config().Name, Bench: sb, Steps: c.steps})
 	}
@@ -97,10 +101,11 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// configError is err, from loading a config, with a hint when the file
-// does not exist.
-func configError(err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+// configError is err, from loading the config at path, with a hint when
+// that file does not exist (not a file it names, such as its tokenizer).
+func configError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path && errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (run cmd/bench from the project's root, or give the config's path)", err)
 	}
 	return err
