@@ -29,7 +29,16 @@ func (c Comparison) Plot(path string) error {
 	if c.IsGrid() {
 		return c.gridPlot(path)
 	}
-	fs := append([]func() (*plot.Plot, error){c.lengthPlot, c.positionPlot, c.lossPlot}, c.validationPlots()...)
+	// A report from before losses by position or training curves were kept
+	// draws the panels it has data for.
+	fs := []func() (*plot.Plot, error){c.lengthPlot}
+	if c.hasPositionLosses() {
+		fs = append(fs, c.positionPlot)
+	}
+	if c.hasTrainingLoss() {
+		fs = append(fs, c.lossPlot)
+	}
+	fs = append(fs, c.validationPlots()...)
 	if c.sharedLegend() {
 		fs = append(fs, c.legendPanel)
 	}
@@ -41,6 +50,41 @@ func (c Comparison) Plot(path string) error {
 		return savePanels(path, vg.Length(len(panels))*19*vg.Inch/3, panels...)
 	}
 	return saveInRows(path, panels)
+}
+
+// hasPositionLosses reports whether a run holds a loss by position.
+func (c Comparison) hasPositionLosses() bool {
+	for _, r := range c.Runs {
+		for _, x := range r.Results {
+			if len(x.PositionLoss) > 0 || len(x.PositionBuckets) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasFullPositionLosses reports whether a run holds its loss at every
+// position (a report.json keeps log-spaced buckets of it only).
+func (c Comparison) hasFullPositionLosses() bool {
+	for _, r := range c.Runs {
+		for _, x := range r.Results {
+			if len(x.PositionLoss) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasTrainingLoss reports whether a run holds its training loss curve.
+func (c Comparison) hasTrainingLoss() bool {
+	for _, r := range c.Runs {
+		if len(r.Loss) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedLegend reports whether the schemes are too many for each panel's
@@ -217,7 +261,18 @@ func (c Comparison) lengthPlot() (*plot.Plot, error) {
 
 func (c Comparison) positionPlot() (*plot.Plot, error) {
 	if c.sharedLegend() {
-		return c.bucketPlot()
+		return c.bucketPlot(nil)
+	}
+	if !c.hasFullPositionLosses() { // a report.json keeps the buckets only
+		var labels []string
+		for _, s := range c.Schemes {
+			labels = append(labels, s.Label())
+		}
+		p, err := c.bucketPlot(labels)
+		if err == nil {
+			p.Legend.Top = true
+		}
+		return p, err
 	}
 	p := positionPanel()
 	for i, s := range c.Schemes {
@@ -230,12 +285,12 @@ func (c Comparison) positionPlot() (*plot.Plot, error) {
 
 // bucketPlot is the loss by position of positionPlot for many schemes:
 // bucketPanel of each scheme's first run.
-func (c Comparison) bucketPlot() (*plot.Plot, error) {
+func (c Comparison) bucketPlot(labels []string) (*plot.Plot, error) {
 	var results [][]Result
 	for _, s := range c.Schemes {
 		results = append(results, c.firstRun(s.Label()).Results)
 	}
-	return bucketPanel(results, c.trainLen())
+	return bucketPanel(results, labels, c.trainLen())
 }
 
 func (c Comparison) lossPlot() (*plot.Plot, error) {

@@ -45,7 +45,7 @@ func (r Report) Plot(path string) error {
 			trainLen = 0
 		}
 	}
-	middle, err := bucketPanel(results, trainLen)
+	middle, err := bucketPanel(results, nil, trainLen)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func addPositionLine(p *plot.Plot, i int, label string, results []Result) error 
 // reports' form), a point a bucket on a log axis, so that a dozen curves
 // stay apart and the break past the training length shows as a step.
 // trainLen > 0 marks the training length.
-func bucketPanel(results [][]Result, trainLen int) (*plot.Plot, error) {
+func bucketPanel(results [][]Result, labels []string, trainLen int) (*plot.Plot, error) {
 	p := positionPanel()
 	p.Title.Text = "Loss by position inside the window (longest length, log-spaced buckets)"
 	p.X.Label.Text = "position in window (from 1, log scale)"
@@ -223,6 +223,9 @@ func bucketPanel(results [][]Result, trainLen int) (*plot.Plot, error) {
 			return nil, err
 		}
 		p.Add(line, points)
+		if labels != nil {
+			p.Legend.Add(fmt.Sprintf("%s, len %d", labels[i], x.Len), line, points)
+		}
 	}
 	longest := 0
 	for l := range lengths {

@@ -178,6 +178,20 @@ func (r Report) sweepPlot(legend bool) (*plot.Plot, error) {
 func (r Report) slidingPositionPlot(legend bool) (*plot.Plot, error) {
 	p := positionPanel()
 	p.Title.Text = "Loss by position at the longest length (dashed: longest sliding stride)"
+	// A context.json keeps log-spaced buckets of the losses, not every
+	// position: drawn from those, on a log axis.
+	buckets := true
+	for _, run := range r.Runs {
+		for _, x := range run.Results {
+			buckets = buckets && len(x.PositionLoss) == 0
+		}
+	}
+	longest := 0
+	if buckets {
+		p.Title.Text = "Loss by position at the longest length (log-spaced buckets; dashed: longest sliding stride)"
+		p.X.Label.Text = "position in window (from 1, log scale)"
+		p.X.Scale = plot.LogScale{}
+	}
 	drawn := false
 	for i, run := range r.Runs {
 		var plain, sliding *Result
@@ -200,6 +214,10 @@ func (r Report) slidingPositionPlot(legend bool) (*plot.Plot, error) {
 			// at the longest length, and a sliding stride scores the early
 			// positions in its first window only.
 			pts := smoothPositionsTo(x.PositionLoss, 64)
+			if buckets {
+				pts = bucketPoints(*x)
+				longest = max(longest, x.Len)
+			}
 			if len(pts) == 0 {
 				continue
 			}
@@ -219,6 +237,13 @@ func (r Report) slidingPositionPlot(legend bool) (*plot.Plot, error) {
 	}
 	if !drawn {
 		return nil, nil
+	}
+	if buckets { // ticks at the powers of ten, as bucketPanel's
+		ticks := map[float64]bool{}
+		for v := 1.0; v <= float64(longest); v *= 10 {
+			ticks[v] = true
+		}
+		p.X.Tick.Marker = valueTicks(ticks)
 	}
 	return p, nil
 }

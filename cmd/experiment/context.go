@@ -53,7 +53,8 @@ func strideResults(c cell, o options, made madeBy) (eval.RunReport, error) {
 	return rr, nil
 }
 
-// write saves context.json and context.png in dir.
+// write saves context.json and context.png in dir; the figure is drawn from
+// what the JSON holds.
 func (c contextReport) write(dir string) error {
 	compact := c
 	compact.Strides = c.Strides.Compact() // the full arrays stay in each run's eval.json
@@ -64,7 +65,8 @@ func (c contextReport) write(dir string) error {
 	if err := osutil.WriteFileAtomic(filepath.Join(dir, "context.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	return eval.ContextPlot(filepath.Join(dir, "context.png"), c.Strides, c.Passkey, c.Attention)
+	// Drawn from what context.json holds, so that --redraw draws it again.
+	return eval.ContextPlot(filepath.Join(dir, "context.png"), compact.Strides, compact.Passkey, compact.Attention)
 }
 
 // markdown writes the lenses' sections of the report.

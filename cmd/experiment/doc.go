@@ -17,6 +17,7 @@
 //	    [--extend SCHEME:METHOD,...] [--beside REPORT.json] [--no-timings] [--shard K/N] [--report-only] [--no-lock]
 //	go run ./cmd/experiment --grid FILE [--out DIR] [--seeds S,...] [--mults M,...] ...
 //	go run ./cmd/experiment [--config FILE | --grid FILE] [--pos SCHEME,...] --cost-steps N [--cost-rounds N] [--out DIR]
+//	go run ./cmd/experiment --redraw REPORT.json
 //
 // --help prints the flags.
 //
@@ -155,6 +156,13 @@
 //	--no-lock
 //		Write runs without locking their directories. Only for file
 //		systems that refuse locks: then no other process may write them.
+//	--redraw REPORT.json
+//		Train and evaluate nothing: draw the figure of a report.json or a
+//		context.json again, from that file alone, into the .png of the same
+//		name beside it (testdata/results/tiny-zoo.json gives tiny-zoo.png).
+//		Every figure is drawn from what its JSON holds, so this redraws it
+//		as the current plotting code draws it, without the runs. Not with
+//		other flags.
 //
 // # Training cost
 //

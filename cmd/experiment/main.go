@@ -104,9 +104,18 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.IntVar(&o.costSteps, "cost-steps", 0, "measure training cost instead: train every run from scratch for this many steps, once per round, and write cost.md and cost.json (tokens/s and peak memory per scheme)")
 	flags.IntVar(&o.costRounds, "cost-rounds", 3, "with --cost-steps: rounds, each training every run once, in turn, so that a drift in the machine's speed reaches every scheme alike")
 	flags.StringVar(&o.besidePath, "beside", "", "report.json of another experiment (such as testdata/results/tiny-zoo.json, the byte-level zoo): the bits-per-byte table sets each scheme the two share beside this one's, at equal bytes of context")
+	redrawPath := flags.String("redraw", "", "draw the figure of a report's JSON (a report.json or context.json, such as testdata/results/tiny-zoo.json) again into the .png of the same name, from the JSON alone; nothing is trained or evaluated")
 	flags.BoolVar(&o.noLock, "no-lock", false, "write runs without locking their directories (only for file systems without locks: then no other process may write them)")
 	if code, ok := cli.Parse(flags, args); !ok {
 		return code
+	}
+	if *redrawPath != "" {
+		png, err := redraw(*redrawPath, flags)
+		if err != nil {
+			return fail("%v", err)
+		}
+		fmt.Fprintf(stderr, "experiment: wrote %s\n", png)
+		return 0
 	}
 	if o.steps < 0 || o.costSteps < 0 || o.evalEvery < 0 {
 		return fail("--steps, --eval-every and --cost-steps must be positive, got %d, %d and %d", o.steps, o.evalEvery, o.costSteps)

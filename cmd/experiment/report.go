@@ -174,8 +174,10 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 	}
 	var js bytes.Buffer
 	// report.json holds the losses by position in log-spaced buckets; the
-	// full arrays stay in each run's eval.json.
-	if err := cmp.Compact().WriteJSON(&js); err != nil {
+	// full arrays stay in each run's eval.json. The figure is drawn from
+	// what report.json holds, so that --redraw draws it again from the file.
+	compact := cmp.Compact()
+	if err := compact.WriteJSON(&js); err != nil {
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
@@ -190,7 +192,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if err := cmp.Plot(filepath.Join(o.out, "report.png")); err != nil {
+	if err := compact.Plot(filepath.Join(o.out, "report.png")); err != nil {
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
