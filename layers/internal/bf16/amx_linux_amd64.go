@@ -1,0 +1,73 @@
+//go:build linux && amd64 && !purego
+
+package bf16
+
+import (
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/cpu"
+)
+
+// tileDotAMX runs one TDPBF16PS on the tiles cfg describes: C (tmm0) +=
+// A (tmm1) · B (tmm2), the strides in bytes.
+//
+//go:noescape
+func tileDotAMX(cfg *[64]byte, c *float32, ldc uintptr, a *uint16, lda uintptr, b *uint16, ldb uintptr)
+
+// Linux's arch_prctl requests, and the tile data's state component.
+const (
+	archReqXcompPerm = 0x1023
+	xfeatureTileData = 18
+)
+
+var amx struct {
+	once sync.Once
+	ok   bool
+}
+
+// HasAMX reports whether the CPU has AMX-BF16 and the kernel grants this
+// process the tile state (it asks once: Linux gives tile data only on
+// request, and without it the first tile load raises SIGILL).
+func HasAMX() bool {
+	amx.once.Do(func() {
+		if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXBF16 {
+			return
+		}
+		_, _, errno := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archReqXcompPerm, xfeatureTileData, 0)
+		amx.ok = errno == 0
+	})
+	return amx.ok
+}
+
+// tileConfig is the 64-byte tile configuration of one m x n x kp product:
+// palette 1; tmm0 (C) m rows of 4n bytes, tmm1 (A) m rows of 4kp bytes,
+// tmm2 (B) kp rows of 4n bytes.
+func tileConfig(m, n, kp int) *[64]byte {
+	var cfg [64]byte
+	cfg[0] = 1
+	set := func(t, rows, colsb int) {
+		cfg[16+2*t] = byte(colsb)
+		cfg[16+2*t+1] = byte(colsb >> 8)
+		cfg[48+t] = byte(rows)
+	}
+	set(0, m, 4*n)
+	set(1, m, 4*kp)
+	set(2, kp, 4*n)
+	return &cfg
+}
+
+// TileDotAMX is TileDot on the tile unit, with the same arguments; it
+// panics when HasAMX is false (a caller's mistake).
+func TileDotAMX(m, n, kp int, c []float32, ldc int, a []uint16, lda int, bp []uint16, ldb int) {
+	if !HasAMX() {
+		panic("bf16: TileDotAMX without AMX")
+	}
+	if m < 1 || m > TileRows || n < 1 || n > TileCols || kp < 1 || kp > TilePairs {
+		panic("bf16: TileDotAMX: a tile of at most 16 x 16 x 16 pairs")
+	}
+	_ = c[(m-1)*ldc+n-1]
+	_ = a[(m-1)*lda+2*kp-1]
+	_ = bp[(kp-1)*ldb+2*n-1]
+	tileDotAMX(tileConfig(m, n, kp), &c[0], uintptr(4*ldc), &a[0], uintptr(2*lda), &bp[0], uintptr(2*ldb))
+}
