@@ -71,3 +71,19 @@ func TileDotAMX(m, n, kp int, c []float32, ldc int, a []uint16, lda int, bp []ui
 	_ = bp[(kp-1)*ldb+2*n-1]
 	tileDotAMX(tileConfig(m, n, kp), &c[0], uintptr(4*ldc), &a[0], uintptr(2*lda), &bp[0], uintptr(2*ldb))
 }
+
+// tileBlocksAMXAt runs kb TDPBF16PS on one 16 x 16 C tile at c (row
+// stride ldc): c += the kb packed A tiles times the kb packed B tiles
+// (tileWords apart), C held in a tile register throughout.
+func tileBlocksAMXAt(c []float32, ldc int, a, b []uint16, kb int) {
+	_ = c[(TileRows-1)*ldc+TileCols-1]
+	_ = a[kb*tileWords-1]
+	_ = b[kb*tileWords-1]
+	tileBlocksAsm(fullTile, &c[0], uintptr(4*ldc), &a[0], &b[0], kb)
+}
+
+// fullTile is the configuration of 16 x 16 x 16-pair tiles.
+var fullTile = tileConfig(TileRows, TileCols, TilePairs)
+
+//go:noescape
+func tileBlocksAsm(cfg *[64]byte, c *float32, ldc uintptr, a, b *uint16, kb int)

@@ -118,3 +118,50 @@ func TestTDPBF16PSSumsEvenAndOddApart(t *testing.T) {
 		t.Errorf("TDPBF16PS gives %g (%#08x), want 1 + 2^-23", got[0], b)
 	}
 }
+
+// The blocked product on the tile unit equals it on Go's tile arithmetic,
+// bit for bit, for every shape.
+func TestTileGemmAMX(t *testing.T) {
+	if !HasAMX() {
+		t.Skip("this CPU or kernel has no AMX-BF16 tiles")
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range tileShapes() {
+		m, n, k := s[0], s[1], s[2]
+		a, b := randomMatrix(r, m, k, k), randomMatrix(r, k, n, n)
+		c := randomMatrix(r, m, n, n)
+		want := append([]float32(nil), c...)
+		tileGemm(m, n, k, a, k, b, n, want, n, false)
+		got := append([]float32(nil), c...)
+		tileGemm(m, n, k, a, k, b, n, got, n, true)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%dx%dx%d: element %d is %g on the tile unit, %g in Go", m, n, k, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkTileGemm times the tiny model's qkv product (2048 x 384 x 128)
+// on the tile unit, one thread, packing included, beside the AVX512_BF16
+// path of Gemm on one thread; GFLOP/s counts 2mnk.
+func BenchmarkTileGemm(b *testing.B) {
+	if !HasAMX() {
+		b.Skip("no AMX")
+	}
+	m, n, k := 2048, 384, 128
+	r := rand.New(rand.NewPCG(1, 1))
+	a, bm, c := randomMatrix(r, m, k, k), randomMatrix(r, k, n, n), make([]float32, m*n)
+	for _, p := range []string{"amx", "gemm-bf16"} {
+		b.Run(p, func(b *testing.B) {
+			for range b.N {
+				if p == "amx" {
+					TileGemm(m, n, k, a, k, bm, n, c, n)
+				} else {
+					Gemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n, 1)
+				}
+			}
+			b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

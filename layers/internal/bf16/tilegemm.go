@@ -1,0 +1,89 @@
+package bf16
+
+// TileGemm computes C += Â·B̂ on the arithmetic of AMX's tiles: Â (m x k)
+// and B̂ (k x n) the bfloat16 Round of the float32 A (row stride lda) and
+// B (row stride ldb), C (m x n float32, row stride ldc). C is computed
+// tile by tile, 16 x 16, and each tile over k in blocks of 32 steps, one
+// TDPBF16PS a block, in order (TileDot's arithmetic: each block's even and
+// odd steps summed apart, then added to C). Rows, columns and steps past
+// the matrices' edges are zeros in the packed tiles, which leave every sum
+// as it is, so a partial tile gives the bits of the whole.
+//
+// It runs the instruction where the CPU and the kernel grant AMX (HasAMX)
+// and TileDot otherwise: the same bits either way.
+func TileGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	tileGemm(m, n, k, a, lda, b, ldb, c, ldc, HasAMX())
+}
+
+// Sizes of the packed tiles, in words: 16 rows of 32 bfloat16.
+const tileWords = TileRows * 2 * TilePairs
+
+// tileGemm is TileGemm on the tile unit (amx) or on TileDot.
+func tileGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, amx bool) {
+	if m <= 0 || n <= 0 || k <= 0 {
+		return
+	}
+	kb := (k + 2*TilePairs - 1) / (2 * TilePairs) // k blocks of 32 steps
+	ap := packTileA(m, k, kb, a, lda)
+	bp := packTileB(k, n, kb, b, ldb)
+	var ct [TileRows * TileCols]float32
+	for i0 := 0; i0 < m; i0 += TileRows {
+		rows := min(TileRows, m-i0)
+		aPanel := ap[(i0/TileRows)*kb*tileWords:][:kb*tileWords]
+		for j0 := 0; j0 < n; j0 += TileCols {
+			cols := min(TileCols, n-j0)
+			bPanel := bp[(j0/TileCols)*kb*tileWords:][:kb*tileWords]
+			if amx && rows == TileRows && cols == TileCols { // C read and written in place
+				tileBlocksAMXAt(c[i0*ldc+j0:], ldc, aPanel, bPanel, kb)
+				continue
+			}
+			clear(ct[:])
+			for r := 0; r < rows; r++ {
+				copy(ct[r*TileCols:r*TileCols+cols], c[(i0+r)*ldc+j0:][:cols])
+			}
+			if amx {
+				tileBlocksAMXAt(ct[:], TileCols, aPanel, bPanel, kb)
+			} else {
+				for q := 0; q < kb; q++ {
+					TileDot(TileRows, TileCols, TilePairs, ct[:], TileCols, aPanel[q*tileWords:], 2*TilePairs, bPanel[q*tileWords:], 2*TileCols)
+				}
+			}
+			for r := 0; r < rows; r++ {
+				copy(c[(i0+r)*ldc+j0:][:cols], ct[r*TileCols:r*TileCols+cols])
+			}
+		}
+	}
+}
+
+// packTileA packs A as the tile unit reads it: for each panel of 16 rows,
+// kb tiles of 16 rows of 32 bfloat16 (one k block each), zeros past the
+// edges.
+func packTileA(m, k, kb int, a []float32, lda int) []uint16 {
+	panels := (m + TileRows - 1) / TileRows
+	p := make([]uint16, panels*kb*tileWords)
+	row := make([]uint16, kb*2*TilePairs) // one row of A rounded, zeros past k
+	for i := 0; i < m; i++ {
+		panel, r := i/TileRows, i%TileRows
+		RoundSlice(row[:k], a[i*lda:i*lda+k])
+		for q := 0; q < kb; q++ {
+			copy(p[(panel*kb+q)*tileWords+r*2*TilePairs:][:2*TilePairs], row[q*2*TilePairs:])
+		}
+	}
+	return p
+}
+
+// packTileB packs B as the tile unit reads it: for each panel of 16
+// columns, kb tiles of 16 rows of 16 pairs, pair p of column j holding
+// steps 2p and 2p+1 of the block; zeros past the edges.
+func packTileB(k, n, kb int, b []float32, ldb int) []uint16 {
+	panels := (n + TileCols - 1) / TileCols
+	p := make([]uint16, panels*kb*tileWords)
+	for t := 0; t < k; t++ {
+		q, step := t/(2*TilePairs), t%(2*TilePairs)
+		for j := 0; j < n; j++ {
+			panel, col := j/TileCols, j%TileCols
+			p[(panel*kb+q)*tileWords+(step/2)*2*TileCols+2*col+step%2] = Round(b[t*ldb+j])
+		}
+	}
+	return p
+}
