@@ -40,6 +40,15 @@
 // instructions exist, the first product times both kernels and keeps the
 // faster. Path names what runs.
 //
+// # Tiles
+//
+// Intel's AMX tile unit multiplies bfloat16 with its own arithmetic, not
+// VDPBF16PS's: TDPBF16PS sums a block's even and odd steps apart before
+// adding them to C (TileDot defines it in Go, to the bit). TileGemm is the
+// blocked product on it, on the instruction where the CPU and Linux grant
+// the tiles (HasAMX, TileDotAMX) and on TileDot elsewhere, with the same
+// bits either way.
+//
 // # Error
 //
 // Against the exact product of the float32 inputs, each product term
