@@ -78,11 +78,20 @@ func packTileA(m, k, kb int, a []float32, lda int) []uint16 {
 func packTileB(k, n, kb int, b []float32, ldb int) []uint16 {
 	panels := (n + TileCols - 1) / TileCols
 	p := make([]uint16, panels*kb*tileWords)
-	for t := 0; t < k; t++ {
-		q, step := t/(2*TilePairs), t%(2*TilePairs)
-		for j := 0; j < n; j++ {
-			panel, col := j/TileCols, j%TileCols
-			p[(panel*kb+q)*tileWords+(step/2)*2*TileCols+2*col+step%2] = Round(b[t*ldb+j])
+	r0, r1 := make([]uint16, n), make([]uint16, n) // two rows of B rounded
+	for t := 0; t < k; t += 2 {
+		RoundSlice(r0, b[t*ldb:t*ldb+n])
+		if t+1 < k {
+			RoundSlice(r1, b[(t+1)*ldb:(t+1)*ldb+n])
+		} else {
+			clear(r1)
+		}
+		q, pair := t/(2*TilePairs), (t%(2*TilePairs))/2
+		for j0 := 0; j0 < n; j0 += TileCols {
+			row := p[((j0/TileCols)*kb+q)*tileWords+pair*2*TileCols:][:2*TileCols]
+			for j := j0; j < min(n, j0+TileCols); j++ {
+				row[2*(j-j0)], row[2*(j-j0)+1] = r0[j], r1[j]
+			}
 		}
 	}
 	return p
