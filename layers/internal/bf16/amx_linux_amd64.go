@@ -85,5 +85,32 @@ func tileBlocksAMXAt(c []float32, ldc int, a, b []uint16, kb int) {
 // fullTile is the configuration of 16 x 16 x 16-pair tiles.
 var fullTile = tileConfig(TileRows, TileCols, TilePairs)
 
+// fullTiles2x2 configures all eight tiles as 16 rows of 64 bytes: four C,
+// two A and two B tiles (tileBlocks2x2Asm).
+var fullTiles2x2 = func() *[64]byte {
+	var cfg [64]byte
+	cfg[0] = 1
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64
+		cfg[48+t] = TileRows
+	}
+	return &cfg
+}()
+
+// tileBlocks2x2AMX computes the 2 x 2 C tiles at c (row stride ldc) as
+// tileBlocksAMXAt computes each: c += the A panels a0 and a1 (rows 0-15
+// and 16-31) times the B panels b0 and b1 (columns 0-15 and 16-31), kb
+// blocks each, every A and B tile loaded once for two products.
+func tileBlocks2x2AMX(c []float32, ldc int, a0, a1, b0, b1 []uint16, kb int) {
+	_ = c[(2*TileRows-1)*ldc+2*TileCols-1]
+	for _, p := range [][]uint16{a0, a1, b0, b1} {
+		_ = p[kb*tileWords-1]
+	}
+	tileBlocks2x2Asm(fullTiles2x2, &c[0], uintptr(4*ldc), &a0[0], &a1[0], &b0[0], &b1[0], kb)
+}
+
+//go:noescape
+func tileBlocks2x2Asm(cfg *[64]byte, c *float32, ldc uintptr, a0, a1, b0, b1 *uint16, kb int)
+
 //go:noescape
 func tileBlocksAsm(cfg *[64]byte, c *float32, ldc uintptr, a, b *uint16, kb int)

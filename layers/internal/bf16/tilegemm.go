@@ -26,31 +26,55 @@ func tileGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float
 	kb := (k + 2*TilePairs - 1) / (2 * TilePairs) // k blocks of 32 steps
 	ap := packTileA(m, k, kb, a, lda)
 	bp := packTileB(k, n, kb, b, ldb)
+	panel := func(p []uint16, i int) []uint16 { return p[i*kb*tileWords:][:kb*tileWords] }
 	var ct [TileRows * TileCols]float32
 	for i0 := 0; i0 < m; i0 += TileRows {
-		rows := min(TileRows, m-i0)
-		aPanel := ap[(i0/TileRows)*kb*tileWords:][:kb*tileWords]
-		for j0 := 0; j0 < n; j0 += TileCols {
-			cols := min(TileCols, n-j0)
-			bPanel := bp[(j0/TileCols)*kb*tileWords:][:kb*tileWords]
-			if amx && rows == TileRows && cols == TileCols { // C read and written in place
-				tileBlocksAMXAt(c[i0*ldc+j0:], ldc, aPanel, bPanel, kb)
-				continue
+		if amx && i0+2*TileRows <= m { // 2 x 2 tiles where they are whole
+			j0 := 0
+			for ; j0+2*TileCols <= n; j0 += 2 * TileCols {
+				tileBlocks2x2AMX(c[i0*ldc+j0:], ldc, panel(ap, i0/TileRows), panel(ap, i0/TileRows+1),
+					panel(bp, j0/TileCols), panel(bp, j0/TileCols+1), kb)
 			}
-			clear(ct[:])
-			for r := 0; r < rows; r++ {
-				copy(ct[r*TileCols:r*TileCols+cols], c[(i0+r)*ldc+j0:][:cols])
+			tileRow(i0, 2*TileRows, j0, n, kb, ap, bp, c, ldc, amx, &ct)
+			i0 += TileRows
+			continue
+		}
+		tileRow(i0, min(TileRows, m-i0), 0, n, kb, ap, bp, c, ldc, amx, &ct)
+	}
+}
+
+// tileRow computes rows i0..i0+rows-1 (up to two panels of 16) of C from
+// column j0 on, one 16 x 16 tile at a time.
+func tileRow(i0, rows, j0, n, kb int, ap, bp []uint16, c []float32, ldc int, amx bool, ct *[TileRows * TileCols]float32) {
+	for r0 := i0; r0 < i0+rows; r0 += TileRows {
+		tileCols(r0, min(TileRows, i0+rows-r0), j0, n, kb, ap, bp, c, ldc, amx, ct)
+	}
+}
+
+// tileCols computes the tiles of one panel of rows (r0, rows of them) from
+// column j0 on.
+func tileCols(i0, rows, j0, n, kb int, ap, bp []uint16, c []float32, ldc int, amx bool, ct *[TileRows * TileCols]float32) {
+	aPanel := ap[(i0/TileRows)*kb*tileWords:][:kb*tileWords]
+	for ; j0 < n; j0 += TileCols {
+		cols := min(TileCols, n-j0)
+		bPanel := bp[(j0/TileCols)*kb*tileWords:][:kb*tileWords]
+		if amx && rows == TileRows && cols == TileCols { // C read and written in place
+			tileBlocksAMXAt(c[i0*ldc+j0:], ldc, aPanel, bPanel, kb)
+			continue
+		}
+		clear(ct[:])
+		for r := 0; r < rows; r++ {
+			copy(ct[r*TileCols:r*TileCols+cols], c[(i0+r)*ldc+j0:][:cols])
+		}
+		if amx {
+			tileBlocksAMXAt(ct[:], TileCols, aPanel, bPanel, kb)
+		} else {
+			for q := 0; q < kb; q++ {
+				TileDot(TileRows, TileCols, TilePairs, ct[:], TileCols, aPanel[q*tileWords:], 2*TilePairs, bPanel[q*tileWords:], 2*TileCols)
 			}
-			if amx {
-				tileBlocksAMXAt(ct[:], TileCols, aPanel, bPanel, kb)
-			} else {
-				for q := 0; q < kb; q++ {
-					TileDot(TileRows, TileCols, TilePairs, ct[:], TileCols, aPanel[q*tileWords:], 2*TilePairs, bPanel[q*tileWords:], 2*TileCols)
-				}
-			}
-			for r := 0; r < rows; r++ {
-				copy(c[(i0+r)*ldc+j0:][:cols], ct[r*TileCols:r*TileCols+cols])
-			}
+		}
+		for r := 0; r < rows; r++ {
+			copy(c[(i0+r)*ldc+j0:][:cols], ct[r*TileCols:r*TileCols+cols])
 		}
 	}
 }
