@@ -37,20 +37,22 @@
 //	--force
 //		Replace --out if it exists. Without it an existing file is kept;
 //		a path that is not a regular file (a directory, a device, a
-//		symbolic link) is never replaced.
+//		symbolic link) is never replaced, nor the checkpoint being read or
+//		any file already in its run directory.
 //	--type f32|f16|q8_0
 //		The type of the matrices: f32 (default; the model exactly), f16
 //		(half the size) or q8_0 (ggml's blocks of 32 int8 values and a
-//		scale; about a quarter). Biases, LayerNorm and the sinusoidal table
-//		stay f32. What each costs in perplexity is in the README. llama.cpp
-//		0.4.0 was seen to lose a q8_0 model of d_model 32 (configs/micro.yaml)
-//		after 64 tokens, on an Intel Xeon with AMX; d_model 64 and up ran
-//		as they should.
+//		scale; under a third). Biases, LayerNorm and the sinusoidal table
+//		stay f32. What each costs in perplexity is in the README. The
+//		llama.cpp of node-llama-cpp 3.21.1 was seen to lose a q8_0 model of
+//		d_model 32 (configs/micro.yaml) after 64 tokens, on an Intel Xeon
+//		with AMX; d_model 64 and up ran as they should.
 //	--context N
 //		The context length the file declares: llama.cpp's default context,
-//		and for a sinusoidal model the rows of its position table. Default:
-//		the training length, times --extend-factor. An ALiBi, rope or none
-//		model runs in llama.cpp at any context whatever this says.
+//		and for a sinusoidal model the rows of its position table (at most
+//		1 GiB of them). 0, the default: the training length, times
+//		--extend-factor. An ALiBi, rope or none model runs in llama.cpp at
+//		any context whatever this says.
 //	--extend pi|ntk
 //		Write a rope model with an evaluation-time extension that llama.cpp
 //		computes the same way: pi as linear rope scaling, ntk as the larger

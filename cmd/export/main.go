@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/alibi-go/alibi/cmd/internal/cli"
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers/position"
+	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/gguf"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -37,7 +39,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	out := flags.String("out", "", "the GGUF file to write (required)")
 	force := flags.Bool("force", false, "replace --out if it exists")
 	typ := flags.String("type", "f32", "type of the matrices: f32 (exact), f16 or q8_0 (ggml's 8-bit blocks)")
-	context := flags.Int("context", 0, "context length the file declares: llama.cpp's default context, and for a sinusoidal model the rows of its position table, past which llama.cpp cannot go (default: the training length, times --extend-factor)")
+	context := flags.Int("context", 0, "context length the file declares: llama.cpp's default context, and for a sinusoidal model the rows of its position table, past which llama.cpp cannot go (0, the default: the training length, times --extend-factor)")
 	extend := flags.String("extend", "", "write the model with an evaluation-time extension that llama.cpp has: pi (linear rope scaling) or ntk (a larger rotary base) for a rope run")
 	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (required with --extend)")
 	tokenizerPath := flags.String("tokenizer", "", "the run's tokenizer.json (default: the run's own, beside its checkpoints); a checkpoint trained with another tokenizer is refused")
@@ -53,9 +55,16 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return fail("--type: %v", err)
 	}
 	if *context < 0 || *context > math.MaxUint32 {
-		return fail("--context must be positive, got %d", *context)
+		return fail("--context must be positive and fit in 32 bits (0: the default), got %d", *context)
 	}
-	if e, err := position.LookupExtension(*extend); err == nil {
+	if *extend != "" {
+		e, err := position.LookupExtension(*extend)
+		switch {
+		case err != nil:
+			return fail("--extend %q is not an extension llama.cpp has: it has pi (linear rope scaling) and ntk (a larger rotary base), for rope runs", *extend)
+		case *extend == "interp":
+			return fail("--extend interp has no counterpart in llama.cpp: the interpolated slopes m/F are not llama.cpp's for any max bias")
+		}
 		if _, dynamic := e.(position.DynamicExtension); dynamic {
 			return fail("--extend %s has no counterpart in llama.cpp: its factor follows the length of the sequence, and llama.cpp's rope scaling has a fixed one", *extend)
 		}
@@ -103,6 +112,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if err := notOfTheRun(*out, trained.Weights.Checkpoint); err != nil {
+		return fail("%v", err)
+	}
 	if *extend != "" {
 		if err := trained.Model.Extend(*extend, *extendFactor); err != nil {
 			return fail("%s: --extend: %v", trained.Name, err)
@@ -137,6 +149,48 @@ func command(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// notOfTheRun refuses an --out that would replace a file of the run being
+// exported: the checkpoint read, or any file already in its run directory
+// (another checkpoint, its tokenizer.json, its summary).
+func notOfTheRun(out, checkpoint string) error {
+	oi, err := os.Stat(out)
+	if err != nil {
+		return nil // a new file
+	}
+	if ci, err := os.Stat(checkpoint); err == nil && os.SameFile(oi, ci) {
+		return fmt.Errorf("--out %s is the checkpoint being exported: write the GGUF file elsewhere", out)
+	}
+	run := filepath.Dir(filepath.Dir(checkpoint)) // <run>/checkpoints/step-N.safetensors
+	if filepath.Base(filepath.Dir(checkpoint)) != model.CheckpointDir {
+		return nil
+	}
+	absRun, err1 := filepath.Abs(run)
+	absOut, err2 := filepath.Abs(out)
+	if err1 == nil && err2 == nil {
+		if rel, err := filepath.Rel(absRun, absOut); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("--out %s is a file of the run %s: write the GGUF file elsewhere, or to a new name", out, run)
+		}
+	}
+	return nil
+}
+
+// kind names what a path that is not a regular file is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
 // createOutput checks that path can be written and makes the temporary
 // file beside it that the export is written to and then renamed over
 // path. An existing path is kept unless force; one that is not a regular
@@ -145,7 +199,7 @@ func createOutput(path string, force bool) (*os.File, error) {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("--out %s exists and is not a regular file (%v): write the file to another path", path, fi.Mode().Type())
+		return nil, fmt.Errorf("--out %s is %s, not a regular file: write the GGUF file to another path", path, kind(fi.Mode()))
 	case err == nil && !force:
 		return nil, fmt.Errorf("--out %s exists; give --force to replace it", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):

@@ -156,9 +156,9 @@ func TestOutputs(t *testing.T) {
 		want string
 	}{
 		{existing, "exists; give --force"},
-		{tmp, "is not a regular file"},
-		{link, "is not a regular file"},
-		{"/dev/stdout", "is not a regular file"},
+		{tmp, "is a directory, not a regular file"},
+		{link, "is a symbolic link, not a regular file"},
+		{"/dev/stdout", "is a symbolic link, not a regular file"},
 		{filepath.Join(file, "x.gguf"), "not a directory"},
 		{filepath.Join(tmp, "none", "x.gguf"), "no such file or directory"},
 		{"/proc/x.gguf", "cannot be written"},
@@ -182,6 +182,24 @@ func TestOutputs(t *testing.T) {
 	if entries, _ := os.ReadDir(tmp); len(entries) != 3 {
 		t.Errorf("%d files in the output directory, want 3 (no temporary file left)", len(entries))
 	}
+	// Not even --force replaces the checkpoint being read, or a file of
+	// its run.
+	ckpt := model.CheckpointPath(runDir, 20)
+	before, _ := os.ReadFile(ckpt)
+	for _, args := range [][]string{
+		{"--checkpoint", ckpt, "--out", ckpt, "--force"},
+		{"--run", runDir, "--out", ckpt, "--force"},
+		{"--run", runDir, "--out", filepath.Join(runDir, model.TokenizerFile), "--force"},
+	} {
+		code, _, stderr := run(args...)
+		oneLine(t, code, stderr, "write the GGUF file elsewhere")
+	}
+	if after, _ := os.ReadFile(ckpt); !bytes.Equal(before, after) {
+		t.Errorf("the checkpoint was changed")
+	}
+	if _, err := model.LoadCheckpoint(ckpt); err != nil {
+		t.Errorf("the checkpoint no longer loads: %v", err)
+	}
 }
 
 // Bad flags, a corrupt checkpoint, and the schemes and extensions llama.cpp
@@ -192,6 +210,7 @@ func TestRefusals(t *testing.T) {
 	alibi := microRun(t, model.PosALiBi)
 	rope := microRun(t, model.PosRoPE)
 	t5 := microRun(t, model.PosT5)
+	sinusoidal := microRun(t, model.PosSinusoidal)
 	corrupt := filepath.Join(tmp, "corrupt.safetensors")
 	b, _ := os.ReadFile(model.CheckpointPath(alibi, 20))
 	os.WriteFile(corrupt, b, 0o644)
@@ -211,6 +230,9 @@ func TestRefusals(t *testing.T) {
 		{[]string{"--run", rope, "--out", out, "--extend", "dynamic-ntk"}, []string{"dynamic-ntk has no counterpart", "follows the length"}},
 		{[]string{"--run", alibi, "--out", out, "--extend", "interp", "--extend-factor", "4"}, []string{"not llama.cpp's for any max bias"}},
 		{[]string{"--run", alibi, "--out", out, "--extend", "pi", "--extend-factor", "4"}, []string{"applies to rope runs"}},
+		{[]string{"--run", rope, "--out", out, "--extend", "stretch", "--extend-factor", "4"}, []string{`--extend "stretch" is not an extension llama.cpp has: it has pi (linear rope scaling) and ntk`}},
+		{[]string{"--run", rope, "--out", out, "--extend", "interp", "--extend-factor", "4"}, []string{"--extend interp has no counterpart in llama.cpp"}},
+		{[]string{"--run", sinusoidal, "--out", out, "--context", "1000000000"}, []string{"a sinusoidal table of 1000000000 positions takes", "give a smaller --context"}},
 	} {
 		code, _, stderr := run(c.args...)
 		oneLine(t, code, stderr, c.want...)

@@ -18,6 +18,10 @@ var unsupported = map[string]string{
 	"fox":           "the Forgetting Transformer's forget gate, which no llama.cpp architecture computes",
 }
 
+// maxTableBytes bounds the sinusoidal table an export writes (1 GiB: 2M
+// positions of d_model 128).
+const maxTableBytes = 1 << 30
+
 // arch is the llama.cpp architecture of a model and what it adds to the
 // common metadata and tensors.
 type arch struct {
@@ -56,10 +60,14 @@ func architecture(m *model.Model, context int) (*arch, error) {
 			notes: []string{fmt.Sprintf("ALiBi as mpt with max_alibi_bias %g, which gives the model's %d slopes", bias, len(slopes))}}, nil
 	case model.PosNone:
 		// Without the key llama.cpp also leaves ALiBi off; written, it says so.
-		return &arch{name: "mpt", kv: []KV{{"attention.max_alibi_bias", float32(0)}}}, nil
+		return &arch{name: "mpt", kv: []KV{{"attention.max_alibi_bias", float32(0)}},
+			notes: []string{"none as mpt with max_alibi_bias 0: the causal mask alone"}}, nil
 	case model.PosRoPE:
 		return rotary(m, ext, factor)
 	case model.PosSinusoidal:
+		if bytes := int64(context) * int64(cfg.DModel) * 4; bytes > maxTableBytes {
+			return nil, fmt.Errorf("a sinusoidal table of %d positions takes %d MB, more than the %d MB an export writes: give a smaller --context", context, bytes>>20, maxTableBytes>>20)
+		}
 		return &arch{name: "gpt2", table: position.SinusoidalTable(context, cfg.DModel).Data().([]float32),
 			notes: []string{fmt.Sprintf("the sinusoidal table is written for %d positions: llama.cpp cannot run this file past %d tokens (--context sets how many)", context, context)}}, nil
 	}
@@ -132,25 +140,21 @@ func rotary(m *model.Model, ext position.Extension, factor float64) (*arch, erro
 	dh := m.Config.DHead()
 	base := float64(layers.RopeBase)
 	kv := []KV{{"rope.dimension_count", uint32(dh)}, {"use_parallel_residual", false}}
-	var note string
+	note := fmt.Sprintf("rope as gptneox: the whole head (%d dimensions) rotated in the half-split layout, base 10000", dh)
 	switch e := ext.(type) {
 	case nil:
 	case position.RopePI:
 		kv = append(kv, KV{"rope.scaling.type", "linear"}, KV{"rope.scaling.factor", float32(factor)})
-		note = fmt.Sprintf("pi as linear rope scaling, factor %g", factor)
+		note += fmt.Sprintf("; pi as linear rope scaling, factor %g", factor)
 	case position.RopeNTK:
 		d := float64(dh)
 		base *= math.Pow(factor, d/(d-2))
-		note = fmt.Sprintf("ntk as the rotary base %g (10000 x %g^(%d/%d))", float32(base), factor, dh, dh-2)
+		note += fmt.Sprintf("; ntk as the rotary base %g (10000 x %g^(%d/%d))", float32(base), factor, dh, dh-2)
 	case position.RopeYaRN:
 		return nil, fmt.Errorf("%s: this project's YaRN ramps linearly in each pair's rotations over the training length, as the paper writes it; "+
 			"llama.cpp's ramps linearly in the pair's index between rounded bounds, which gives other frequencies", label(m))
 	default:
 		return nil, fmt.Errorf("%s: extension %s has no counterpart in llama.cpp (pi and ntk do)", label(m), e.Name())
 	}
-	a := &arch{name: "gptneox", kv: append(kv, KV{"rope.freq_base", float32(base)})}
-	if note != "" {
-		a.notes = append(a.notes, note)
-	}
-	return a, nil
+	return &arch{name: "gptneox", kv: append(kv, KV{"rope.freq_base", float32(base)}), notes: []string{note}}, nil
 }

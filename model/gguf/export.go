@@ -160,7 +160,7 @@ func describe(src Source, arch string) string {
 			status = fmt.Sprintf("step %d of %d, finished", src.Step, src.Steps)
 		}
 	}
-	return fmt.Sprintf("A %s model (as llama.cpp's %s) of %d layers, d_model %d and %d heads, trained on %d tokens of %v by github.com/alibi-go/alibi (%s).",
+	return fmt.Sprintf("Position scheme %s (as llama.cpp's %s): %d layers, d_model %d, %d heads, trained on %d tokens of %v by github.com/alibi-go/alibi (%s).",
 		label(src.Model), arch, cfg.NLayers, cfg.DModel, cfg.NHeads, cfg.TrainLen, src.Tokenizer, status)
 }
 

@@ -594,7 +594,7 @@ func TestLlamaCppSmallerTypes(t *testing.T) {
 	tol := map[gguf.TensorType]float64{gguf.F16: 1e-3, gguf.Q8_0: 5e-3}
 	var cs []comparison
 	for _, v := range []variant{variants[0], variants[2], variants[5], variants[7]} {
-		v.d = 64 // llama.cpp 0.4.0 runs a q8_0 file of d_model 32 correctly for 64 tokens only (seen on an AMX Xeon)
+		v.d = 64 // node-llama-cpp 3.21.1's llama.cpp runs a q8_0 file of d_model 32 correctly for 64 tokens only (seen on an AMX Xeon)
 		for _, typ := range []gguf.TensorType{gguf.F16, gguf.Q8_0} {
 			c := exportVariant(t, v, dir, typ)
 			c.name += " " + typ.String()
