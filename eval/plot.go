@@ -237,12 +237,7 @@ func bucketPanel(results [][]Result, labels []string, trainLen int) (*plot.Plot,
 	if longest == 0 {
 		return p, nil
 	}
-	// Ticks at the powers of ten: the buckets' own edges crowd the axis.
-	ticks := map[float64]bool{}
-	for v := 1.0; v <= float64(longest); v *= 10 {
-		ticks[v] = true
-	}
-	p.X.Tick.Marker = valueTicks(ticks)
+	p.X.Tick.Marker = powerTicks(longest)
 	if trainLen > 0 {
 		if err := markTrainLen(p, trainLen, p.Y.Min, p.Y.Max); err != nil {
 			return nil, err
@@ -452,4 +447,14 @@ func seriesLine(pts plotter.XYs, i int, w float64) (*plotter.Line, *plotter.Scat
 	styleLine(line, i, w)
 	points.Color, points.Shape = seriesColor(i), plotutil.Shape(i)
 	return line, points, nil
+}
+
+// powerTicks marks the powers of ten up to longest on a log axis of
+// positions: the buckets' own edges crowd it.
+func powerTicks(longest int) plot.Ticker {
+	ticks := map[float64]bool{}
+	for v := 1.0; v <= float64(longest); v *= 10 {
+		ticks[v] = true
+	}
+	return valueTicks(ticks)
 }

@@ -238,12 +238,8 @@ func (r Report) slidingPositionPlot(legend bool) (*plot.Plot, error) {
 	if !drawn {
 		return nil, nil
 	}
-	if buckets { // ticks at the powers of ten, as bucketPanel's
-		ticks := map[float64]bool{}
-		for v := 1.0; v <= float64(longest); v *= 10 {
-			ticks[v] = true
-		}
-		p.X.Tick.Marker = valueTicks(ticks)
+	if buckets {
+		p.X.Tick.Marker = powerTicks(longest)
 	}
 	return p, nil
 }

@@ -29,6 +29,10 @@ const (
 	// whose tokenizer.json the run directory holds (TokenizerFile). A
 	// checkpoint without it is a byte-level run's.
 	MetaTokenizer = "data.tokenizer"
+	// MetaCorpusSHA256 and MetaCorpusBytes are the fingerprint of the
+	// corpus the run read: its SHA-256 and its size in bytes.
+	MetaCorpusSHA256 = "data.sha256"
+	MetaCorpusBytes  = "data.bytes"
 )
 
 // TokenizerFile is the file of a run directory that holds the run's

@@ -3,7 +3,6 @@ package train
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
+	"github.com/alibi-go/alibi/model/osutil"
 	"gopkg.in/yaml.v3"
 )
 
@@ -319,18 +319,9 @@ func (c Config) CheckTokenizerFile() error {
 		return err
 	}
 	if fi, err := os.Stat(spec.Path); err != nil {
-		return fmt.Errorf("data.tokenizer: the tokenizer.json %s: %v (data.tokenizer is bytes, bpe:N or the path of a tokenizer.json; a relative path is the config file's)", spec.Path, errorReason(err))
+		return fmt.Errorf("data.tokenizer: the tokenizer.json %s: %v (data.tokenizer is bytes, bpe:N or the path of a tokenizer.json; a relative path is the config file's)", spec.Path, osutil.PathReason(err))
 	} else if fi.IsDir() {
 		return fmt.Errorf("data.tokenizer: %s is a directory, not a tokenizer.json", spec.Path)
 	}
 	return nil
-}
-
-// errorReason is the reason of a file system error, without its path.
-func errorReason(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -12,8 +12,8 @@ import (
 
 // Metadata keys a checkpoint stores to name the corpus it was trained on.
 const (
-	metaCorpusSHA256 = "data.sha256"
-	metaCorpusBytes  = "data.bytes"
+	metaCorpusSHA256 = model.MetaCorpusSHA256
+	metaCorpusBytes  = model.MetaCorpusBytes
 	metaGoVersion    = "data.go_version"
 )
 

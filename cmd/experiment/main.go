@@ -582,9 +582,9 @@ func trainOrReuse(ctx context.Context, c train.Config, log io.Writer, terminal b
 	return true, err
 }
 
-// readBeside reads another experiment's report.json and compares its runs
-// again, so that a report written before reports had bits per byte gets
-// them from its results.
+// readBeside reads an experiment's report.json (another's, for --beside;
+// any, for --redraw) and compares its runs again, so that a report written
+// before reports had bits per byte gets them from its results.
 func readBeside(path string) (*eval.Comparison, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

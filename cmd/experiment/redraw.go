@@ -40,14 +40,11 @@ func redraw(path string, flags *flag.FlagSet) (string, error) {
 	}
 	switch {
 	case keys["runs"] != nil:
-		var c eval.Comparison
-		if err := json.Unmarshal(b, &c); err != nil {
-			return "", fmt.Errorf("--redraw %s: %w", path, err)
+		c, err := readBeside(path)
+		if err != nil {
+			return "", fmt.Errorf("--redraw %w", err)
 		}
-		if len(c.Runs) == 0 {
-			return "", fmt.Errorf("--redraw %s holds no runs", path)
-		}
-		return png, eval.Compare(c.Runs).Plot(png)
+		return png, c.Plot(png)
 	case keys["strides"] != nil || keys["passkey"] != nil || keys["attention"] != nil:
 		var c contextReport
 		if err := json.Unmarshal(b, &c); err != nil {

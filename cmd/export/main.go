@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -78,17 +79,9 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if set["checkpoint"] && set["run"] {
 		return fail("give --run or --checkpoint, not both")
 	}
-	// The output is checked, and its temporary file made, before the work.
-	tmp, err := createOutput(*out, *force)
-	if err != nil {
+	if err := checkOutput(*out, *force); err != nil { // before the work
 		return fail("%v", err)
 	}
-	defer func() {
-		if tmp != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
 
 	var trained *eval.Trained
 	if set["checkpoint"] {
@@ -126,26 +119,19 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", trained.Name, err)
 	}
-	n, err := file.WriteTo(tmp)
-	if err == nil {
-		err = tmp.Sync()
+	var buf bytes.Buffer
+	if _, err := file.WriteTo(&buf); err != nil {
+		return fail("%s: %v", trained.Name, err)
 	}
-	if err == nil {
-		err = tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), *out)
-	}
-	if err != nil {
+	if err := osutil.WriteFileAtomic(*out, buf.Bytes()); err != nil {
 		return fail("write %s: %v", *out, err)
 	}
-	tmp = nil
 	fmt.Fprintf(stderr, "weights: %s\n", trained.Weights.Describe())
 	for _, note := range s.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", note)
 	}
 	fmt.Fprintf(stdout, "%s: %s as llama.cpp's %s, %v, %d tensors, %s, context %d tokens, tokenizer %v\n",
-		*out, trained.Label(), s.Architecture, s.Type, s.Tensors, osutil.FormatBytes(n), s.Context, tok)
+		*out, trained.Label(), s.Architecture, s.Type, s.Tensors, osutil.FormatBytes(int64(buf.Len())), s.Context, tok)
 	return 0
 }
 
@@ -191,39 +177,22 @@ func kind(m fs.FileMode) string {
 	return "not a regular file"
 }
 
-// createOutput checks that path can be written and makes the temporary
-// file beside it that the export is written to and then renamed over
-// path. An existing path is kept unless force; one that is not a regular
-// file (a directory, a device, a pipe, a symbolic link) is never replaced.
-func createOutput(path string, force bool) (*os.File, error) {
+// checkOutput checks, before the work, that path can be written: an
+// existing path is kept unless force; one that is not a regular file (a
+// directory, a device, a pipe, a symbolic link) is never replaced; its
+// directory must let a file be made (osutil.CheckOutput).
+func checkOutput(path string, force bool) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("--out %s is %s, not a regular file: write the GGUF file to another path", path, kind(fi.Mode()))
+		return fmt.Errorf("--out %s is %s, not a regular file: write the GGUF file to another path", path, kind(fi.Mode()))
 	case err == nil && !force:
-		return nil, fmt.Errorf("--out %s exists; give --force to replace it", path)
+		return fmt.Errorf("--out %s exists; give --force to replace it", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("--out %s: %v", path, errorText(err))
+		return fmt.Errorf("--out %s: %v", path, osutil.PathReason(err))
 	}
-	dir := filepath.Dir(path)
-	if di, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("--out %s: its directory %s: %v", path, dir, errorText(err))
-	} else if !di.IsDir() {
-		return nil, fmt.Errorf("--out %s: %s is not a directory", path, dir)
+	if err := osutil.CheckOutput(path); err != nil {
+		return fmt.Errorf("--out %w", err)
 	}
-	f, err := osutil.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("--out %s cannot be written: %v", path, errorText(err))
-	}
-	return f, nil
-}
-
-// errorText is the reason of a file system error without the path, which
-// the message gives already.
-func errorText(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+	return nil
 }

@@ -185,13 +185,13 @@ func provenance(src Source) []KV {
 	for _, k := range []struct{ meta, key string }{
 		{model.MetaRunConfig, "train_config"},
 		{model.MetaCorpus, "data.corpus"},
-		{"data.sha256", "data.sha256"},
+		{model.MetaCorpusSHA256, "data.sha256"},
 	} {
 		if v, ok := src.Meta[k.meta]; ok {
 			kv = append(kv, KV{KeyPrefix + k.key, v})
 		}
 	}
-	if n, err := strconv.ParseUint(src.Meta["data.bytes"], 10, 64); err == nil {
+	if n, err := strconv.ParseUint(src.Meta[model.MetaCorpusBytes], 10, 64); err == nil {
 		kv = append(kv, KV{KeyPrefix + "data.bytes", n})
 	}
 	return kv

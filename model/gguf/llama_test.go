@@ -33,6 +33,11 @@ var llamaDir = filepath.Join("..", "..", "testdata", "llama")
 // are (go test ./model/gguf -run TestLlamaRuns -args -runs runs/tiny,...).
 var runsFlag = flag.String("runs", "", "comma-separated run directories to export and score with llama.cpp (TestLlamaRuns)")
 
+// longFlag adds, in TestLlamaRuns, one window of this many tokens at the
+// start of each run's validation split, scored by both (not for a
+// sinusoidal run, whose table stops at 4L).
+var longFlag = flag.Int("long", 0, "TestLlamaRuns: also score one window of this many tokens")
+
 // tolerance is the largest difference of the mean negative log-likelihood
 // per token, in nats, between llama.cpp and the project's evaluation of the
 // same windows of an f32 file.
@@ -656,4 +661,41 @@ func TestLlamaRuns(t *testing.T) {
 		}
 	}
 	compare(t, cs)
+	if *longFlag > 0 {
+		longWindow(t, dir, strings.Split(*runsFlag, ","), *longFlag)
+	}
+}
+
+// longWindow scores one window of n tokens, the start of each run's
+// validation split, with llama.cpp (f32 file) and with the project, and
+// logs both perplexities.
+func longWindow(t *testing.T, dir string, runs []string, n int) {
+	t.Helper()
+	var models []llamaModel
+	var want []float64
+	var names []string
+	for _, run := range runs {
+		tr, err := eval.OpenRun(run, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Model.Config.Pos == model.PosSinusoidal {
+			continue
+		}
+		val, err := tr.ValidationTokens(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(val) < n+1 {
+			t.Fatalf("%s: %d validation tokens, fewer than %d", run, len(val), n+1)
+		}
+		path, _ := export(t, tr, dir, filepath.Base(run)+"-long", gguf.Options{})
+		models = append(models, llamaModel{Path: path, Context: 2 * n, Windows: [][]uint32{val[:n+1]}})
+		want = append(want, meanNLL([][]float64{projectNLL(t, tr.Model, val[:n+1])}))
+		names = append(names, filepath.Base(run))
+	}
+	for i, res := range runLlama(t, models) {
+		got := meanLlama(res.Logprobs)
+		t.Logf("%-20s one window of %d tokens: perplexity %.4f (project) -> %.4f (llama.cpp), |dNLL| %.2e", names[i], n, math.Exp(want[i]), math.Exp(got), math.Abs(got-want[i]))
+	}
 }

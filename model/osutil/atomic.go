@@ -84,26 +84,28 @@ func CheckOutput(path string) error {
 	if through {
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
-			return fmt.Errorf("%s cannot be written: %w", path, unwrapPath(err))
+			return fmt.Errorf("%s cannot be written: %w", path, PathReason(err))
 		}
 		return f.Close()
 	}
 	dir := filepath.Dir(target)
 	if di, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("%s cannot be written: its directory %s: %w", path, dir, unwrapPath(err))
+		return fmt.Errorf("%s cannot be written: its directory %s: %w", path, dir, PathReason(err))
 	} else if !di.IsDir() {
 		return fmt.Errorf("%s cannot be written: %s is not a directory", path, dir)
 	}
 	f, err := CreateTemp(dir, "."+filepath.Base(target)+".check-*")
 	if err != nil {
-		return fmt.Errorf("%s cannot be written: %w", path, unwrapPath(err))
+		return fmt.Errorf("%s cannot be written: %w", path, PathReason(err))
 	}
 	f.Close()
 	return os.Remove(f.Name())
 }
 
-// unwrapPath is the reason of a file system error, without its path.
-func unwrapPath(err error) error {
+// PathReason is the reason of a file system error without the path it
+// names ("no such file or directory"), for a message that names the path
+// itself; other errors are returned as they are.
+func PathReason(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
