@@ -41,6 +41,14 @@ type AttentionConfig struct {
 	// back through it. With a Cache, the cache keeps the sums of the earlier
 	// tokens.
 	Gate *G.Node
+	// StickBreaking, when not nil, replaces the softmax by stick-breaking
+	// attention (Tan et al., ICLR 2025): each key j < i takes
+	// sigmoid(q_i . k_j / sqrt(d_head)) of the weight the keys nearer to
+	// the query left, and what they all leave goes to this (Heads, d_head)
+	// node's vector of the head (see flash.SBForward, which also says what
+	// the statistics are then). It takes no position bias or gate; it is
+	// the op's last input, and its gradient flows back through it.
+	StickBreaking *G.Node
 }
 
 // AttentionStats are per-head statistics of attention distributions,
@@ -103,6 +111,17 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 		inputs = append(inputs, cfg.Gate)
 		types = append(types, tt(2, tvA))
 	}
+	if sb := cfg.StickBreaking; sb != nil {
+		if cfg.PositionBias != nil || cfg.Gate != nil {
+			return nil, fmt.Errorf("attention: stick-breaking attention takes no position bias or forget gate")
+		}
+		if d := qkv.Shape()[1] / 3; sb.Dims() != 2 || sb.Shape()[0] != cfg.Heads || sb.Shape()[0]*sb.Shape()[1] != d {
+			return nil, fmt.Errorf("attention: stick-breaking remainder of shape %v for %d heads of width %d", sb.Shape(), cfg.Heads, d/cfg.Heads)
+		}
+		key += ", stick-breaking"
+		inputs = append(inputs, sb)
+		types = append(types, tt(2, tvA))
+	}
 	if cfg.Cache != nil {
 		key += fmt.Sprintf(", cache=%p", cfg.Cache)
 	}
@@ -135,6 +154,7 @@ type attentionOp struct {
 	bias64  biasMemo[float64]
 	dParams *tensor.Dense
 	dGate   *tensor.Dense // the gate's gradient, from the backward pass
+	dRem    *tensor.Dense // the stick-breaking remainder's gradient, from the backward pass
 }
 
 // geometry returns the batch size and model width of qkv's shape.
@@ -168,8 +188,8 @@ func (o *attentionOp) queries() int {
 // attnCall gathers what both passes need: the inputs as dense tensors and
 // the geometry.
 type attnCall struct {
-	qkv, params, gate *tensor.Dense
-	batch, d          int
+	qkv, params, gate, rem *tensor.Dense
+	batch, d               int
 }
 
 func (o *attentionOp) inputs(vals []G.Value) (attnCall, error) {
@@ -187,6 +207,9 @@ func (o *attentionOp) inputs(vals []G.Value) (attnCall, error) {
 	}
 	if o.cfg.Gate != nil {
 		c.gate = ds[len(ds)-1]
+	}
+	if o.cfg.StickBreaking != nil {
+		c.rem = ds[len(ds)-1]
 	}
 	c.batch, c.d, err = o.geometry(c.qkv.Shape())
 	return c, err
@@ -272,6 +295,10 @@ func attnForwardOp[T float](o *attentionOp, c attnCall, qkv, out []T) error {
 	if err != nil {
 		return err
 	}
+	if c.rem != nil {
+		flash.SBForward(seqs, o.queries(), o.cfg.Heads, c.d/o.cfg.Heads, T(o.scale(c.d)), c.rem.Data().([]T), o.cfg.Stats)
+		return nil
+	}
 	var lse []T
 	if o.keepLSE {
 		lse, _ = o.lse.([]T)
@@ -291,6 +318,9 @@ func (o *attentionOp) DiffWRT(n int) []bool {
 		wrt = append(wrt, o.cfg.PositionBias.Trainable())
 	}
 	if o.cfg.Gate != nil {
+		wrt = append(wrt, true)
+	}
+	if o.cfg.StickBreaking != nil {
 		wrt = append(wrt, true)
 	}
 	return wrt
@@ -343,6 +373,16 @@ func (o *attentionOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 		}
 		grads = append(grads, dg)
 	}
+	if sb := o.cfg.StickBreaking; sb != nil {
+		p := &attentionParamGradOp{fwd: o, rem: true}
+		p.opBase = opBase{key: "AttentionRemainderGrad" + o.key[len("Attention"):], arity: 2,
+			typ: hm.NewFnType(tt(2, tvA), tt(2, tvA), tt(2, tvA))}
+		dr, err := G.ApplyOp(p, inputs[len(inputs)-1], dqkv)
+		if err != nil {
+			return nil, err
+		}
+		grads = append(grads, dr)
+	}
 	return grads, nil
 }
 
@@ -374,6 +414,9 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if o.fwd.cfg.Gate != nil {
 		c.gate = ds[len(ds)-1]
 	}
+	if o.fwd.cfg.StickBreaking != nil {
+		c.rem = ds[len(ds)-1]
+	}
 	if c.batch, c.d, err = o.fwd.geometry(c.qkv.Shape()); err != nil {
 		return nil, err
 	}
@@ -396,6 +439,9 @@ func (o *attentionGradOp) Do(vals ...G.Value) (G.Value, error) {
 
 func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqkv []T) error {
 	f := o.fwd
+	if c.rem != nil {
+		return sbBackward(f, c, qkv, out, dout, dqkv)
+	}
 	lse, ok := f.lse.([]T)
 	if !ok || len(lse) != c.batch*f.cfg.Heads*f.cfg.QueryLen {
 		return fmt.Errorf("%s: no log-sum-exp kept from the forward pass", o.key)
@@ -437,7 +483,8 @@ func attnBackwardOp[T float](o *attentionGradOp, c attnCall, qkv, out, dout, dqk
 type attentionParamGradOp struct {
 	opBase
 	fwd  *attentionOp
-	gate bool
+	gate bool // the gate's gradient
+	rem  bool // the stick-breaking remainder's
 }
 
 func (o *attentionParamGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -452,8 +499,23 @@ func (o *attentionParamGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if o.gate {
 		d = o.fwd.dGate
 	}
+	if o.rem {
+		d = o.fwd.dRem
+	}
 	if d == nil {
 		return nil, fmt.Errorf("%s: the backward pass has not run", o.key)
 	}
 	return d, nil
+}
+
+// sbBackward is the backward pass of stick-breaking attention: d(qkv), and
+// the remainder's gradient, kept for attentionParamGradOp.
+func sbBackward[T float](f *attentionOp, c attnCall, qkv, out, dout, dqkv []T) error {
+	t := f.cfg.QueryLen
+	if f.dRem == nil || !f.dRem.Shape().Eq(c.rem.Shape()) || f.dRem.Dtype() != c.rem.Dtype() {
+		f.dRem = newLike(c.rem.Dtype(), c.rem.Shape()...)
+	}
+	flash.SBBackward(flash.PackedSeqs(qkv, out, c.batch, t, c.d), flash.PackedGrads(dout, dqkv, c.batch, t, c.d),
+		t, f.cfg.Heads, c.d/f.cfg.Heads, T(f.scale(c.d)), c.rem.Data().([]T), f.dRem.Data().([]T))
+	return nil
 }

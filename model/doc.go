@@ -64,6 +64,7 @@
 //	layers.L.attn.kerple                 (2, heads)   kerple only: r1, r2
 //	layers.L.attn.fire                   (flat)       fire only: W1, b1, W2, b2, c, L/train_len
 //	layers.L.attn.fgate.weight, .bias    (d, heads)   fox only: the forget gate
+//	layers.L.attn.sb.remainder           (heads, dh)  stick-breaking only: what the keys leave goes to
 //	layers.L.attn.logit_scale            (heads)      logit_scale log-length only
 //	optim.m.NAME, optim.v.NAME           as NAME      AdamW's moments
 //

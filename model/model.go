@@ -376,6 +376,9 @@ func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
 			return nil, err
 		}
 	}
+	if sb, ok := m.scheme.(position.StickBreakingScheme); ok {
+		attnCfg.StickBreaking = p(sb.Remainder())
+	}
 	if fold {
 		qkv, err := m.firstLayerQKV(lb.g, lb.param, lb.ids)
 		if err != nil {

@@ -30,6 +30,7 @@ var schemes = newSchemeRegistry(
 	KerplePosition{},
 	FirePosition{},
 	FoxPosition{},
+	StickBreakingPosition{},
 )
 
 // newSchemeRegistry returns a registry holding the schemes, in order; it
@@ -79,7 +80,8 @@ func Lookup(name string) (Scheme, error) {
 }
 
 // Names returns the registered schemes' names, the built-in ones
-// first (alibi, sinusoidal, none, rope, t5, kerple, fire, fox), then the others
+// first (alibi, sinusoidal, none, rope, t5, kerple, fire, fox,
+// stick-breaking), then the others
 // in the order of registration.
 func Names() []string {
 	schemes.mu.RLock()

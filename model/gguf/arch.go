@@ -12,10 +12,11 @@ import (
 // unsupported says, for each built-in scheme llama.cpp has no counterpart
 // of, why.
 var unsupported = map[string]string{
-	model.PosT5:     "T5's learned bucketed bias, which llama.cpp's decoder-only architectures do not have",
-	model.PosKerple: "KERPLE's learned logarithmic bias, which no llama.cpp architecture computes",
-	model.PosFire:   "FIRE's learned function of the normalised distance, which no llama.cpp architecture computes",
-	"fox":           "the Forgetting Transformer's forget gate, which no llama.cpp architecture computes",
+	model.PosT5:      "T5's learned bucketed bias, which llama.cpp's decoder-only architectures do not have",
+	model.PosKerple:  "KERPLE's learned logarithmic bias, which no llama.cpp architecture computes",
+	model.PosFire:    "FIRE's learned function of the normalised distance, which no llama.cpp architecture computes",
+	"fox":            "the Forgetting Transformer's forget gate, which no llama.cpp architecture computes",
+	"stick-breaking": "stick-breaking attention, which replaces the softmax: llama.cpp's attention is a softmax",
 }
 
 // maxTableBytes bounds the sinusoidal table an export writes (1 GiB: 2M
