@@ -54,6 +54,11 @@ type MultiHeadAttention struct {
 	// (heads): every query is multiplied by s_h·ln(n), n the keys it sees
 	// (LogLengthScale), after any rotation.
 	LogitScale *G.Node
+	// Phase, when not nil, holds PoPE's learned phases (heads, d_head):
+	// the queries and keys go through Polar at their absolute positions and
+	// the kernel attends over heads of 2 d_head (a Cache then holds rows of
+	// 2D), whose outputs PolarHeads takes back.
+	Phase *G.Node
 	// Precision is the arithmetic of the two projections (LinearIn); the
 	// attention itself is float32.
 	Precision Precision
@@ -85,6 +90,15 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 			return nil, err
 		}
 	}
+	if a.Phase != nil {
+		var pos *Positions
+		if cfg.Cache != nil {
+			pos = cfg.Cache.pos
+		}
+		if qkv, err = Polar(qkv, a.Phase, a.Heads, cfg.QueryLen, pos); err != nil {
+			return nil, err
+		}
+	}
 	if a.LogitScale != nil {
 		var pos *Positions
 		if cfg.Cache != nil {
@@ -97,6 +111,11 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 	h, err := Attention(qkv, biasParams, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if a.Phase != nil {
+		if h, err = PolarHeads(h, a.Heads); err != nil {
+			return nil, err
+		}
 	}
 	return LinearIn(a.Precision, h, a.WOut, a.BOut)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 )
 
 // Cache is a model's key/value cache for a batch of sequences decoded
@@ -19,9 +20,19 @@ type Cache struct {
 func (m *Model) NewCache(batch int) *Cache {
 	c := &Cache{Positions: layers.NewPositions(batch)}
 	for l := 0; l < m.Config.NLayers; l++ {
-		c.layers = append(c.layers, layers.NewKVCache(c.Positions, m.Config.NHeads, m.Config.DModel))
+		c.layers = append(c.layers, layers.NewKVCache(c.Positions, m.Config.NHeads, m.cacheWidth()))
 	}
 	return c
+}
+
+// cacheWidth is the width of the keys and values a layer's cache holds:
+// d_model, or twice that for PoPE, whose kernel attends over heads of 2
+// d_head.
+func (m *Model) cacheWidth() int {
+	if _, ok := m.scheme.(position.PolarScheme); ok {
+		return 2 * m.Config.DModel
+	}
+	return m.Config.DModel
 }
 
 // Bytes is the memory the cache holds.

@@ -65,6 +65,7 @@
 //	layers.L.attn.fire                   (flat)       fire only: W1, b1, W2, b2, c, L/train_len
 //	layers.L.attn.fgate.weight, .bias    (d, heads)   fox only: the forget gate
 //	layers.L.attn.sb.remainder           (heads, dh)  stick-breaking only: what the keys leave goes to
+//	layers.L.attn.pope.phase             (heads, dh)  pope only: the phases delta, in [-2 pi, 0]
 //	layers.L.attn.logit_scale            (heads)      logit_scale log-length only
 //	optim.m.NAME, optim.v.NAME           as NAME      AdamW's moments
 //

@@ -21,7 +21,7 @@ func (m *Model) GenerateBytes(promptLens []int, opt GenerateOptions) int64 {
 		chunk = defaultChunk
 	}
 	c := m.Config
-	perToken := float64(2 * c.DModel) // keys and values
+	perToken := float64(2 * m.cacheWidth()) // keys and values
 	if _, ok := m.ext.(position.DynamicExtension); ok {
 		perToken += float64(c.DModel)
 	}

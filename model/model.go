@@ -376,6 +376,9 @@ func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
 			return nil, err
 		}
 	}
+	if polar, ok := m.scheme.(position.PolarScheme); ok {
+		attn.Phase = p(polar.Phase())
+	}
 	if sb, ok := m.scheme.(position.StickBreakingScheme); ok {
 		attnCfg.StickBreaking = p(sb.Remainder())
 	}

@@ -10,7 +10,8 @@
 // "alibi"), sinusoidal.go, none.go, rope.go (the scheme's declaration; the
 // rotation op is layers.Rope), t5.go, kerple.go, fire.go, fox.go (the
 // Forgetting Transformer's gate, GatedScheme), stick-breaking.go
-// (stick-breaking attention, StickBreakingScheme); and scheme.go (the Scheme
+// (stick-breaking attention, StickBreakingScheme), pope.go (PoPE,
+// PolarScheme); and scheme.go (the Scheme
 // interface), registry.go (the registry, whose list of built-in schemes is
 // the one place that names them all), bias.go (the BiasScheme and
 // kernel-bias interfaces), distance_bias.go (the per-head distance tables

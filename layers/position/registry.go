@@ -31,6 +31,7 @@ var schemes = newSchemeRegistry(
 	FirePosition{},
 	FoxPosition{},
 	StickBreakingPosition{},
+	PopePosition{},
 )
 
 // newSchemeRegistry returns a registry holding the schemes, in order; it
@@ -81,7 +82,7 @@ func Lookup(name string) (Scheme, error) {
 
 // Names returns the registered schemes' names, the built-in ones
 // first (alibi, sinusoidal, none, rope, t5, kerple, fire, fox,
-// stick-breaking), then the others
+// stick-breaking, pope), then the others
 // in the order of registration.
 func Names() []string {
 	schemes.mu.RLock()

@@ -17,6 +17,7 @@ var unsupported = map[string]string{
 	model.PosFire:    "FIRE's learned function of the normalised distance, which no llama.cpp architecture computes",
 	"fox":            "the Forgetting Transformer's forget gate, which no llama.cpp architecture computes",
 	"stick-breaking": "stick-breaking attention, which replaces the softmax: llama.cpp's attention is a softmax",
+	"pope":           "PoPE's softplus magnitudes and learned phases, which no llama.cpp architecture computes",
 }
 
 // maxTableBytes bounds the sinusoidal table an export writes (1 GiB: 2M

@@ -134,7 +134,7 @@ type sbBuffers[T float] struct {
 	c, e, d []float64 // per row: sum of softplus, sum of P, D
 	sig     []T       // one row's sigmoids
 	x32     []float32 // one row's exponentials (float32)
-	x64     []float64 // one row's logarithms (float32)
+	x64     []float64 // one row's ln(1 + e^-|z|) (float32)
 }
 
 func (b *sbBuffers[T]) size() {
@@ -147,9 +147,9 @@ func (b *sbBuffers[T]) size() {
 // row is set to 0), into their weights, from the nearest key (the last) to
 // the farthest, given the sum of softplus of the nearer keys' scores, and
 // returns the sum with these keys'. With sig, it also sets sig[k] to
-// sigmoid(z_k). float32 takes the vmath row kernels (exponentials in
-// float32, the logarithms and the running sum in float64); float64 the math
-// package, element by element.
+// sigmoid(z_k). float32 takes vmath's exponentials (float32) and
+// Log1pUnit, with the running sum in float64; float64 the math package,
+// element by element.
 func (b *sbBuffers[T]) weights(row []T, n int, sum float64, sig bool) float64 {
 	n = max(n, 0)
 	clear(row[n:])
@@ -160,9 +160,8 @@ func (b *sbBuffers[T]) weights(row []T, n int, sum float64, sig bool) float64 {
 		}
 		vmath.Exp(e, e)
 		for k, x := range e {
-			l[k] = 1 + float64(x)
+			l[k] = vmath.Log1pUnit(float64(x))
 		}
-		vmath.Log64(l, l)
 		if sig {
 			s := any(b.sig).([]float32)
 			for k, z := range r32[:n] {

@@ -74,3 +74,19 @@ func BenchmarkLog64(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(x)), "ns/elem")
 	})
 }
+
+func TestLog1pUnit(t *testing.T) {
+	for i := 0; i <= 100000; i++ {
+		e := float64(i) / 100000
+		if i < 100 {
+			e = math.Ldexp(1, -i) // down to the smallest scales
+		}
+		want := math.Log1p(e)
+		if got := Log1pUnit(e); math.Abs(got-want) > 1e-9*want {
+			t.Fatalf("Log1pUnit(%g) = %.17g, math.Log1p %.17g", e, got, want)
+		}
+	}
+	if got := Log1pUnit(0); got != 0 {
+		t.Fatalf("Log1pUnit(0) = %g", got)
+	}
+}
