@@ -49,6 +49,10 @@ type AttentionConfig struct {
 	// the statistics are then). It takes no position bias or gate; it is
 	// the op's last input, and its gradient flows back through it.
 	StickBreaking *G.Node
+	// Drawn, when not nil, places the rows of every sequence at its drawn
+	// positions for the position bias (randomized positional encodings, in
+	// training graphs only).
+	Drawn *DrawnPositions
 }
 
 // AttentionStats are per-head statistics of attention distributions,
@@ -121,6 +125,12 @@ func Attention(qkv, params *G.Node, cfg AttentionConfig) (*G.Node, error) {
 		key += ", stick-breaking"
 		inputs = append(inputs, sb)
 		types = append(types, tt(2, tvA))
+	}
+	if cfg.Drawn != nil {
+		if cfg.Cache != nil || cfg.Scored > 0 || len(cfg.Drawn.P) != cfg.QueryLen {
+			return nil, fmt.Errorf("attention: drawn positions are for training graphs, one per row of the %d", cfg.QueryLen)
+		}
+		key += fmt.Sprintf(", drawn=%p", cfg.Drawn)
 	}
 	if cfg.Cache != nil {
 		key += fmt.Sprintf(", cache=%p", cfg.Cache)
@@ -278,6 +288,9 @@ func attnSeqs[T float](o *attentionOp, c attnCall, qkv, out []T) ([]flash.Seq[T]
 func attnBias[T float](o *attentionOp, c attnCall, kLen int) position.KernelBias[T] {
 	if o.cfg.PositionBias == nil {
 		return nil
+	}
+	if d := o.cfg.Drawn; d != nil {
+		return atDrawn(biasMemoOf[T](o).bias(o.cfg.PositionBias, c.params.Data().([]T), o.cfg.Heads, d.end()), d.P)
 	}
 	return biasMemoOf[T](o).bias(o.cfg.PositionBias, c.params.Data().([]T), o.cfg.Heads, kLen)
 }

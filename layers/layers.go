@@ -59,6 +59,10 @@ type MultiHeadAttention struct {
 	// the kernel attends over heads of 2 d_head (a Cache then holds rows of
 	// 2D), whose outputs PolarHeads takes back.
 	Phase *G.Node
+	// Drawn, when not nil, rotates the rows of every sequence by their
+	// drawn positions instead of 0..T-1 (randomized positional encodings,
+	// training only).
+	Drawn *DrawnPositions
 	// Precision is the arithmetic of the two projections (LinearIn); the
 	// attention itself is float32.
 	Precision Precision
@@ -86,7 +90,7 @@ func (a MultiHeadAttention) FromQKV(qkv, biasParams *G.Node, cfg AttentionConfig
 		if cfg.Cache != nil {
 			pos = cfg.Cache.pos
 		}
-		if qkv, err = ropeCached(qkv, a.Heads, cfg.QueryLen, pos, a.RopeScaling, cfg.Cache); err != nil {
+		if qkv, err = ropeCached(qkv, a.Heads, cfg.QueryLen, pos, a.RopeScaling, cfg.Cache, a.Drawn); err != nil {
 			return nil, err
 		}
 	}

@@ -116,13 +116,13 @@ func (d *DynamicRope) table(n, half int) (float64, *ropeTable, error) {
 
 // RopeScaled is Rope with the frequencies and scale of sc.
 func RopeScaled(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling) (*G.Node, error) {
-	return ropeCached(qkv, heads, queryLen, pos, sc, nil)
+	return ropeCached(qkv, heads, queryLen, pos, sc, nil, nil)
 }
 
 // ropeCached is RopeScaled for an attention layer whose key/value cache is
 // cache (nil without one): with dynamic frequencies, it keeps the cache's
 // keys rotated to the frequencies of the new rows (KVCache.rotateKeys).
-func ropeCached(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling, cache *KVCache) (*G.Node, error) {
+func ropeCached(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling, cache *KVCache, drawn *DrawnPositions) (*G.Node, error) {
 	if heads < 1 || queryLen < 1 {
 		return nil, fmt.Errorf("rope: heads (%d) and query length (%d) must be positive", heads, queryLen)
 	}
@@ -147,11 +147,14 @@ func ropeCached(qkv *G.Node, heads, queryLen int, pos *Positions, sc RopeScaling
 			sh.tab = tab
 		}
 	}
-	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: tab, dyn: sc.Dynamic}
+	if drawn != nil && (pos != nil || sc.Dynamic != nil || len(drawn.P) != queryLen) {
+		return nil, fmt.Errorf("rope: drawn positions are for training graphs, one per row of the %d", queryLen)
+	}
+	op := &ropeOp{heads: heads, qLen: queryLen, pos: pos, tab: tab, dyn: sc.Dynamic, drawn: drawn}
 	if sc.Dynamic != nil {
 		op.cache = cache
 	}
-	op.opBase = opBase{key: fmt.Sprintf("Rope{heads=%d, q=%d, pos=%p, tab=%p}", heads, queryLen, pos, tab), arity: 1,
+	op.opBase = opBase{key: fmt.Sprintf("Rope{heads=%d, q=%d, pos=%p, tab=%p, drawn=%p}", heads, queryLen, pos, tab, drawn), arity: 1,
 		typ: hm.NewFnType(tt(2, tvA), tt(2, tvA))}
 	return G.ApplyOp(op, qkv)
 }
@@ -192,6 +195,7 @@ type ropeOp struct {
 	tab         *ropeTable   // the frequencies of every row, unless dyn
 	dyn         *DynamicRope // the frequencies by sequence length, or nil
 	cache       *KVCache     // with dyn: the layer's cache, or nil
+	drawn       *DrawnPositions
 }
 
 func (o *ropeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -250,7 +254,10 @@ func (o *ropeOp) rotate(key string, ob *opBase, vals []G.Value, sign float64) (G
 	tabs := make([]*ropeTable, batch) // each sequence's frequencies
 	factors := make([]float64, batch)
 	for r, off := range offsets {
-		if o.dyn == nil {
+		if o.drawn != nil {
+			o.tab.grow(o.drawn.end())
+			tabs[r] = o.tab
+		} else if o.dyn == nil {
 			o.tab.grow(off + o.qLen)
 			tabs[r] = o.tab
 		} else if factors[r], tabs[r], err = o.dyn.table(off+o.qLen, o.tab.half); err != nil {
@@ -287,6 +294,9 @@ func ropeRows[T float](o *ropeOp, x, out []T, offsets []int, tabs []*ropeTable, 
 	parallelChunks(len(x)/(3*d), 64, func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			p := offsets[r/o.qLen] + r%o.qLen
+			if o.drawn != nil {
+				p = o.drawn.P[r%o.qLen]
+			}
 			tab := tabs[r/o.qLen]
 			cos, sin := tab.cos[p*half:][:half], tab.sin[p*half:][:half]
 			xr, yr := x[r*3*d:][:3*d], out[r*3*d:][:3*d]

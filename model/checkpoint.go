@@ -45,11 +45,27 @@ const (
 
 // NewCheckpoint returns a checkpoint of m with no training state.
 func NewCheckpoint(m *Model) *Checkpoint {
-	return &Checkpoint{Config: m.Config, Weights: m.Weights, PositionBuffer: m.PositionBuffer, Meta: map[string]string{}}
+	c := &Checkpoint{Config: m.Config, Weights: m.Weights, PositionBuffer: m.PositionBuffer, Meta: map[string]string{}}
+	if m.dropped {
+		c.Meta[MetaPositionsDropped] = "true"
+	}
+	return c
 }
 
-// Model returns a model built from the checkpoint's config and weights.
-func (c *Checkpoint) Model() (*Model, error) { return FromWeights(c.Config, c.Weights) }
+// MetaPositionsDropped is the metadata key that says, with "true", that
+// DroPE had dropped the model's rotation (Config.DropeStep) when the
+// checkpoint was written.
+const MetaPositionsDropped = "model.positions_dropped"
+
+// Model returns a model built from the checkpoint's config and weights
+// (with the rotation dropped if the checkpoint says so).
+func (c *Checkpoint) Model() (*Model, error) {
+	m, err := FromWeights(c.Config, c.Weights)
+	if err == nil && c.Meta[MetaPositionsDropped] == "true" {
+		m.DropPositions()
+	}
+	return m, err
+}
 
 // Encode writes the checkpoint in safetensors form.
 func (c *Checkpoint) Encode(w io.Writer) error {

@@ -48,6 +48,20 @@ type Config struct {
 	// head and layer), or "none" (or empty, the default): the model
 	// without it, bit for bit.
 	LogitScale string `yaml:"logit_scale,omitempty" json:"logit_scale,omitempty"`
+	// RandomPositions > 0 trains with randomized positional encodings
+	// (position.DrawPositions): each step's windows stand at a sorted draw
+	// of train_len distinct positions from [0, RandomPositions), which
+	// should be at least the longest length the model will be evaluated
+	// at; evaluation and generation use the usual positions. For schemes
+	// that take positions: a table, a rotation or a bias (not none, fox,
+	// stick-breaking or pope). 0: off.
+	RandomPositions int `yaml:"random_positions,omitempty" json:"random_positions,omitempty"`
+	// DropeStep > 0 is DroPE (Gelberg, Eguchi, Akiba and Cetin 2025, arXiv
+	// 2512.12167) for a rotary model: from this training step on, the
+	// rotation is dropped and the model trains on, recalibrating without
+	// positions for the rest of the run, and is evaluated without them.
+	// 0: off.
+	DropeStep int `yaml:"drope_step,omitempty" json:"drope_step,omitempty"`
 }
 
 // LogitScale values.
@@ -56,25 +70,56 @@ const (
 	LogitScaleLogLength = "log-length"
 )
 
+// Label suffixes of the training variants (see Label).
+const (
+	LabelRandomized = "randomized"
+	LabelDrope      = "drope"
+)
+
 // Label names the model's attention variant for reports: the position
-// scheme, followed by "+log-length" with log-length scaling ("alibi",
-// "rope+log-length").
+// scheme, followed by "+log-length" with log-length scaling, "+randomized"
+// with randomized positions and "+drope" with DroPE, in that order
+// ("alibi", "rope+log-length", "rope+drope").
 func (c Config) Label() string {
+	l := c.Pos
 	if c.logLength() {
-		return c.Pos + "+" + LogitScaleLogLength
+		l += "+" + LogitScaleLogLength
 	}
-	return c.Pos
+	if c.RandomPositions > 0 {
+		l += "+" + LabelRandomized
+	}
+	if c.DropeStep > 0 {
+		l += "+" + LabelDrope
+	}
+	return l
 }
 
-// ApplyLabel sets the config from a Label: the scheme, and log-length
-// scaling when the label ends in "+log-length" (without the suffix the
-// config's own logit_scale stays).
-func (c *Config) ApplyLabel(label string) {
-	if pos, ok := strings.CutSuffix(label, "+"+LogitScaleLogLength); ok {
-		c.Pos, c.LogitScale = pos, LogitScaleLogLength
-		return
+// ApplyLabel sets the config from a Label: the scheme, log-length scaling
+// for "+log-length", randomized positions for "+randomized" (from
+// [0, 256 train_len), the longest length the zoo scores, unless the config
+// sets random_positions) and DroPE for "+drope" at the step steps - steps/20
+// of a run of steps (the last 5% recalibrate; unless the config sets
+// drope_step). Without a suffix the config's own setting stays.
+func (c *Config) ApplyLabel(label string, steps int) {
+	for {
+		switch {
+		case strings.HasSuffix(label, "+"+LogitScaleLogLength):
+			label, c.LogitScale = strings.TrimSuffix(label, "+"+LogitScaleLogLength), LogitScaleLogLength
+		case strings.HasSuffix(label, "+"+LabelRandomized):
+			label = strings.TrimSuffix(label, "+"+LabelRandomized)
+			if c.RandomPositions == 0 {
+				c.RandomPositions = 256 * c.TrainLen
+			}
+		case strings.HasSuffix(label, "+"+LabelDrope):
+			label = strings.TrimSuffix(label, "+"+LabelDrope)
+			if c.DropeStep == 0 {
+				c.DropeStep = max(1, steps-steps/20)
+			}
+		default:
+			c.Pos = label
+			return
+		}
 	}
-	c.Pos = label
 }
 
 // logLength reports whether the model scales its logits by log-length.
@@ -107,6 +152,22 @@ func (c Config) Validate() error {
 	}
 	if err := s.Validate(c.shape()); err != nil {
 		return fmt.Errorf("model.pos %s: %w", c.Pos, err)
+	}
+	if r := c.RandomPositions; r != 0 {
+		bias, _ := s.AttentionBias(c.shape())
+		_, polar := s.(position.PolarScheme)
+		switch {
+		case r < c.TrainLen:
+			return fmt.Errorf("model.random_positions (%d) must be at least model.train_len (%d): the positions of a window are drawn from [0, random_positions)", r, c.TrainLen)
+		case polar || (s.EmbeddingTable() == nil && !s.Rotary() && bias == nil):
+			return fmt.Errorf("model.random_positions: the scheme %s takes no positions to draw (randomized positions are for sinusoidal, rope, alibi, t5, kerple and fire)", c.Pos)
+		}
+	}
+	if c.DropeStep < 0 || c.RandomPositions < 0 {
+		return fmt.Errorf("model.drope_step (%d) and model.random_positions (%d) must not be negative", c.DropeStep, c.RandomPositions)
+	}
+	if c.DropeStep > 0 && !s.Rotary() {
+		return fmt.Errorf("model.drope_step: DroPE drops a rotation, and the scheme %s has none (use pos: rope)", c.Pos)
 	}
 	return nil
 }

@@ -29,6 +29,10 @@ type Model struct {
 	tableLen   int
 	decodeRows []float32 // embedding table rows for decoding, grown as needed
 
+	// dropped: DroPE has dropped the rotation (Config.DropeStep): the
+	// model's graphs rotate nothing.
+	dropped bool
+
 	// ext is the evaluation-time extension graphs apply (see Extend), nil
 	// for none, at extFactor (0: each graph's length over the training
 	// length).
@@ -151,7 +155,49 @@ type Graph struct {
 	cache *Cache
 	pe    []float32
 	m     *Model
+	// drawn, in a training graph with randomized positions, holds the
+	// positions the next Execute trains at (SetPositions).
+	drawn *layers.DrawnPositions
 }
+
+// SetPositions sets the positions of the rows of every sequence for the
+// next runs of a training graph with randomized positions
+// (Config.RandomPositions): len = Len, sorted, distinct and below
+// RandomPositions, as position.DrawPositions draws them.
+func (gr *Graph) SetPositions(p []int) error {
+	if gr.drawn == nil {
+		return fmt.Errorf("graph run: positions are drawn only in training graphs of a model with random_positions")
+	}
+	if len(p) != gr.Len || p[0] < 0 || p[len(p)-1] >= gr.m.Config.RandomPositions {
+		return fmt.Errorf("graph run: %d positions from %d to %d, want %d below %d", len(p), p[0], p[len(p)-1], gr.Len, gr.m.Config.RandomPositions)
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i] <= p[i-1] {
+			return fmt.Errorf("graph run: positions not sorted and distinct at %d: %d after %d", i, p[i], p[i-1])
+		}
+	}
+	copy(gr.drawn.P, p)
+	if gr.pe != nil { // the sinusoidal rows of every sequence
+		d := gr.m.Config.DModel
+		table := gr.m.decodeTable(p[len(p)-1] + 1)
+		for r := range gr.Len * gr.Batch {
+			at := p[r%gr.Len]
+			copy(gr.pe[r*d:(r+1)*d], table[at*d:(at+1)*d])
+		}
+	}
+	return nil
+}
+
+// DropPositions drops the rotation of a DroPE model (Config.DropeStep):
+// graphs built afterwards rotate nothing. The training loop calls it at
+// the step; a checkpoint records it.
+func (m *Model) DropPositions() { m.dropped = true }
+
+// PositionsDropped reports whether DroPE has dropped the model's rotation.
+func (m *Model) PositionsDropped() bool { return m.dropped }
+
+// rotary reports whether the model's graphs rotate queries and keys.
+func (m *Model) rotary() bool { return m.scheme.Rotary() && !m.dropped }
 
 // NewGraph builds the graph for batch sequences of the given length. With
 // train, it also computes the loss against targets and the gradients of
@@ -239,14 +285,27 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	if train && cfg.RandomPositions > 0 {
+		gr.drawn = &layers.DrawnPositions{P: make([]int, length)}
+		for i := range gr.drawn.P {
+			gr.drawn.P[i] = i // until SetPositions
+		}
+	}
 	if m.makeTable != nil {
-		if cache == nil {
+		if cache == nil && gr.drawn == nil {
 			// Every sequence starts at 0: one table, added periodically.
 			pe := layers.ConstantInput(g, m.embeddingTable(length), m.scheme.Name()+"_table")
 			x, err = layers.AddRows(x, pe)
 		} else {
-			// Each row's own positions, filled in by Execute.
+			// Each row's own positions, filled in by Execute (a cache) or
+			// SetPositions (drawn positions).
 			gr.pe = make([]float32, n*cfg.DModel)
+			if gr.drawn != nil {
+				table := m.embeddingTable(length).Data().([]float32)
+				for r := range batch {
+					copy(gr.pe[r*length*cfg.DModel:], table)
+				}
+			}
 			pe := layers.ConstantInput(g, tensor.New(tensor.WithShape(n, cfg.DModel), tensor.WithBacking(gr.pe)), m.scheme.Name()+"_rows")
 			x, err = layers.Add(x, pe)
 		}
@@ -254,8 +313,8 @@ func (m *Model) build(batch, length int, opt buildOpts) (*Graph, error) {
 			return nil, err
 		}
 	}
-	lb := layerBuild{g: g, param: param, ids: ids, length: length, n: n, train: train, opt: opt}
-	if m.scheme.Rotary() {
+	lb := layerBuild{g: g, param: param, ids: ids, length: length, n: n, train: train, opt: opt, drawn: gr.drawn}
+	if m.rotary() {
 		if lb.rope, err = m.ropeScaling(length, cache != nil); err != nil {
 			return nil, err
 		}
@@ -325,6 +384,7 @@ type layerBuild struct {
 	opt    buildOpts
 	rope   layers.RopeScaling // the rotation, under an extension
 	buffer *G.Node            // the position buffer's node, made once
+	drawn  *layers.DrawnPositions
 }
 
 // attention builds layer l's attention block on the residual stream x:
@@ -335,7 +395,7 @@ type layerBuild struct {
 func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
 	cfg, cache := m.Config, lb.opt.cache
 	p := func(part string) *G.Node { return lb.param[layerName(l, part)] }
-	attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.scheme.Rotary(), RopeScaling: lb.rope,
+	attn := layers.MultiHeadAttention{Heads: cfg.NHeads, Rotary: m.rotary(), RopeScaling: lb.rope, Drawn: lb.drawn,
 		WQKV: p("attn.qkv.weight"), BQKV: p("attn.qkv.bias"), WOut: p("attn.out.weight"), BOut: p("attn.out.bias"), Precision: m.Precision}
 	if cfg.logLength() {
 		attn.LogitScale = p(nameLogitScale)
@@ -344,7 +404,7 @@ func (m *Model) attention(lb *layerBuild, l int, x *G.Node) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	attnCfg := layers.AttentionConfig{QueryLen: lb.length, PositionBias: scheme}
+	attnCfg := layers.AttentionConfig{QueryLen: lb.length, PositionBias: scheme, Drawn: lb.drawn}
 	if cache != nil {
 		attnCfg.Cache = cache.layers[l]
 	}

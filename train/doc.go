@@ -19,10 +19,13 @@
 //	  n_layers: 4             # required
 //	  n_heads: 4              # required
 //	  d_ff: 512               # required; MLP hidden width
-//	  pos: alibi              # alibi (default) | sinusoidal | none | rope | t5 | kerple | fire | fox, or a registered scheme
+//	  pos: alibi              # alibi (default) | sinusoidal | none | rope | t5 | kerple | fire | fox | stick-breaking | pope, or a registered scheme
 //	  train_len: 128          # required; training window length L
 //	  seed: 1337              # default 1337; initialisation; the data order uses seed+1
 //	  logit_scale: none       # default none; log-length: every query times s_h·ln(n), n the keys it sees, s_h learned
+//	  random_positions: 0     # default 0 (off); M >= train_len: each step's windows stand at a sorted draw of distinct
+//	                          # positions from [0, M) (randomized positional encodings; schemes with a table, rotation or bias)
+//	  drope_step: 0           # default 0 (off); rope only: DroPE drops the rotation from this step on, and evaluation has none
 //	data:
 //	  corpus: builtin:opticks # default; or goroot:src, a text file, or a directory (read recursively, sorted)
 //	  val_frac: 0.1           # default; the last 10% of the bytes are the validation split

@@ -68,7 +68,7 @@ func LoadStepBench(path, variant string) (*StepBench, error) {
 	if p, ok := strings.CutPrefix(variant, "precision="); ok {
 		cfg.Train.Precision = p
 	} else if variant != "" {
-		cfg.Model.ApplyLabel(variant)
+		cfg.Model.ApplyLabel(variant, cfg.Train.Steps)
 	}
 	return NewStepBench(cfg)
 }

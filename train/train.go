@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -14,6 +15,7 @@ import (
 	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/layers"
+	"github.com/alibi-go/alibi/layers/position"
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 )
@@ -239,19 +241,38 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok []uint32, metrics *metricsFile, prog *progress) error {
 	t := cfg.Train
 	L := cfg.Model.TrainLen
+	drope := cfg.Model.DropeStep
+	if drope > 0 && st.step >= drope {
+		st.model.DropPositions() // resumed after the drop
+	}
 	g, err := st.model.NewGraph(t.Batch, L, true)
 	if err != nil {
 		return err
 	}
 	// The training graph's buffers are released before the final
 	// evaluation, which can then reuse their memory.
-	defer g.Close()
+	defer func() { g.Close() }()
 	step := newStepper(st.model, st.opt, g)
 	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
 	segSteps := 0
 	for st.step < t.Steps {
+		if drope > 0 && st.step == drope && !st.model.PositionsDropped() {
+			// DroPE: the rotation goes, the run trains on without it.
+			st.model.DropPositions()
+			g.Close()
+			if g, err = st.model.NewGraph(t.Batch, L, true); err != nil {
+				return err
+			}
+			step = newStepper(st.model, st.opt, g)
+			prog.message(fmt.Sprintf("step %d: DroPE: the rotation is dropped; recalibrating without positions for %d steps", st.step, t.Steps-st.step))
+		}
 		stepStart := time.Now()
 		st.sampler.Next(x, y)
+		if m := cfg.Model.RandomPositions; m > 0 {
+			if err := g.SetPositions(DrawnPositions(cfg.Model.Seed, st.step, L, m)); err != nil {
+				return err
+			}
+		}
 		lr := t.LRAt(st.step)
 		loss, norm, err := step.run(x, y, t.Clip, lr)
 		if err != nil {
@@ -404,4 +425,13 @@ func removeStaleTemps(dir string, log io.Writer) {
 			fmt.Fprintf(log, "removed %s, left by an interrupted checkpoint write\n", t)
 		}
 	}
+}
+
+// DrawnPositions are the positions the windows of training step step+1
+// stand at under randomized positions (model.Config.RandomPositions = m):
+// position.DrawPositions from a generator seeded by the model's seed and
+// the step alone, so that a resumed run draws what the uninterrupted one
+// would have.
+func DrawnPositions(seed uint64, step, n, m int) []int {
+	return position.DrawPositions(rand.New(rand.NewPCG(seed, 0x52616e646f6d0000^uint64(step))), n, m)
 }

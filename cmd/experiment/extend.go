@@ -30,7 +30,7 @@ func (o *options) parseExtends() error {
 			return fmt.Errorf("--extend %s: %s is not one of --pos", f, scheme)
 		}
 		var m model.Config
-		m.ApplyLabel(scheme)
+		m.ApplyLabel(scheme, 0)
 		if _, err := position.ExtensionFor(m.Pos, method); err != nil {
 			return fmt.Errorf("--extend %s: %v", f, err)
 		}

@@ -155,7 +155,7 @@ func (o *options) loadEntries() error {
 		for _, p := range strings.Split(posList, ",") {
 			c := cfg
 			label := strings.TrimSpace(p)
-			c.Model.ApplyLabel(label) // alibi, or alibi+log-length
+			c.Model.ApplyLabel(label, c.Train.Steps) // alibi, alibi+log-length, rope+drope
 			if err := c.Validate(); err != nil {
 				if len(configs) > 1 {
 					return fmt.Errorf("--pos of %s: %v", path, err)

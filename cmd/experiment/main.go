@@ -435,7 +435,7 @@ func grid(o options) []cell {
 			}
 			for _, s := range seeds {
 				c := e.cfg
-				c.Model.ApplyLabel(pos)
+				c.Model.ApplyLabel(pos, c.Train.Steps)
 				c.Model.Seed, c.Name = s, pos
 				c.Out = filepath.Join(dir, pos)
 				if s != e.cfg.Model.Seed {
