@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // seedMix is XORed into the seed to form the second word of the PCG seed.
@@ -37,6 +38,14 @@ type Sampler struct {
 	rng       *rand.Rand
 	batches   int64
 	passkey   float64 // the fraction of rows that are passkey episodes (MixPasskey)
+	recall    []recallMix
+}
+
+// recallMix is a retrieval task mixed into the rows (MixRecall).
+type recallMix struct {
+	task string
+	frac float64
+	tok  Tokenizer
 }
 
 // NewSampler returns a sampler of batch windows of length tokens each, drawn
@@ -84,6 +93,9 @@ func (s *Sampler) Next(x, y []int) {
 	for r := range s.batch {
 		row := r * s.length
 		if s.passkey > 0 && s.rng.Float64() < s.passkey && s.episodeRow(x[row:row+s.length], y[row:row+s.length]) {
+			continue
+		}
+		if len(s.recall) > 0 && s.recallRow(x[row:row+s.length], y[row:row+s.length]) {
 			continue
 		}
 		start := s.rng.IntN(starts)
@@ -276,4 +288,60 @@ func (s *Sampler) tokenEpisodeRow(x, y []int) bool {
 		y[i] = int(row[i+1])
 	}
 	return true
+}
+
+// MixRecall makes a fraction frac of the rows that [Sampler.Next] draws
+// (of those that are not passkey episodes) episodes of a retrieval task
+// ([Recall], TaskMQAR or TaskMultiKey) in the tokens of tok: for each row,
+// with probability frac, an episode whose length is drawn uniformly from
+// the task's shortest (Recall.MinLength) to the window's length + 1, its
+// filler from the sampler's tokens, followed by a plain run of tokens to
+// fill the row; the model learns the task as text, every token a target.
+// Tasks mix one after another: a row is the first task's with its
+// probability, else the next's with its own. It returns an error for an
+// unknown task, a fraction outside [0, 1) or a window shorter than the
+// task's shortest episode.
+func (s *Sampler) MixRecall(task string, frac float64, tok Tokenizer) error {
+	if !(frac >= 0 && frac < 1) {
+		return fmt.Errorf("sampler: %s fraction %v is not in [0, 1)", task, frac)
+	}
+	r, err := NewRecall(task, s.tokens, tok, 0)
+	if err != nil {
+		return err
+	}
+	if frac > 0 && s.length+1 < r.MinLength() {
+		return fmt.Errorf("sampler: a %s episode needs windows of at least %d tokens, the window is %d", task, r.MinLength()-1, s.length)
+	}
+	if frac > 0 {
+		s.recall = append(s.recall, recallMix{task: task, frac: frac, tok: tok})
+	}
+	return nil
+}
+
+// recallRow fills one row with an episode of the first mixed task whose
+// draw takes the row, and reports whether one did.
+func (s *Sampler) recallRow(x, y []int) bool {
+	for _, m := range s.recall {
+		if s.rng.Float64() >= m.frac {
+			continue
+		}
+		r, err := NewRecall(m.task, s.tokens, m.tok, s.rng.Uint64())
+		if err != nil {
+			return false
+		}
+		n := s.length + 1
+		size := r.MinLength() + s.rng.IntN(n-r.MinLength()+1)
+		tail := s.rng.IntN(len(s.tokens) - (n - size) + 1)
+		e, err := r.Episode(size)
+		if err != nil {
+			return false
+		}
+		row := append(slices.Clone(e.Tokens), s.tokens[tail:tail+n-size]...)
+		for i := 0; i < s.length; i++ {
+			x[i] = int(row[i])
+			y[i] = int(row[i+1])
+		}
+		return true
+	}
+	return false
 }

@@ -41,6 +41,12 @@ type DataConfig struct {
 	// episodes (data.Sampler MixPasskey), in [0, 1); 0, the default, trains
 	// on plain text only. The validation split stays plain text.
 	Passkey float64 `yaml:"passkey" json:"passkey"`
+	// MQAR and MultiKey are the fractions of the other training windows
+	// that are episodes of the retrieval tasks (data.Sampler MixRecall:
+	// data.TaskMQAR, data.TaskMultiKey), each in [0, 1); 0, the default,
+	// mixes none.
+	MQAR     float64 `yaml:"mqar,omitempty" json:"mqar,omitempty"`
+	MultiKey float64 `yaml:"multikey,omitempty" json:"multikey,omitempty"`
 }
 
 // Settings are the optimisation and bookkeeping settings.
@@ -270,7 +276,7 @@ func (c Config) Validate() error {
 		key string
 		v   float64
 	}{{"train.lr", t.LR}, {"train.min_lr", t.MinLR}, {"train.beta1", t.Beta1}, {"train.beta2", t.Beta2}, {"train.eps", t.Eps},
-		{"train.weight_decay", t.WeightDecay}, {"train.clip", t.Clip}, {"data.val_frac", c.Data.ValFrac}, {"data.passkey", c.Data.Passkey}} {
+		{"train.weight_decay", t.WeightDecay}, {"train.clip", t.Clip}, {"data.val_frac", c.Data.ValFrac}, {"data.passkey", c.Data.Passkey}, {"data.mqar", c.Data.MQAR}, {"data.multikey", c.Data.MultiKey}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s must be a finite number, got %g", f.key, f.v)
 		}

@@ -82,6 +82,14 @@ func newState(cfg Config, d *Data) (*state, error) {
 	if err := s.MixPasskey(cfg.Data.Passkey, d.Tokenizer); err != nil {
 		return nil, fmt.Errorf("data.passkey: %w", err)
 	}
+	for _, mix := range []struct {
+		task string
+		frac float64
+	}{{data.TaskMQAR, cfg.Data.MQAR}, {data.TaskMultiKey, cfg.Data.MultiKey}} {
+		if err := s.MixRecall(mix.task, mix.frac, d.Tokenizer); err != nil {
+			return nil, fmt.Errorf("data.%s: %w", mix.task, err)
+		}
+	}
 	sizes := make([]int, len(m.Weights.Names))
 	for i, name := range m.Weights.Names {
 		sizes[i] = len(m.Weights.Data(name))

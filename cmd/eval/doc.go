@@ -1,7 +1,8 @@
 // Command eval measures trained runs at several lengths: their perplexity
 // at several window lengths (by default 1x, 2x and 4x each run's training
 // length L), or, with --task passkey, their retrieval of a pass key at
-// several distances.
+// several distances, or, with --task mqar or multikey, their recall of one
+// key's value among many in episodes of several lengths.
 //
 // Usage:
 //
@@ -11,6 +12,8 @@
 //	go run ./cmd/eval --task passkey [--run DIR ...] [--checkpoint FILE ...] [--distances D,D,...] \
 //	    [--depths X,X,...] [--episodes N] [--seed S] [--data FILE] [--max-memory SIZE] \
 //	    [--extend METHOD --extend-factor F] [--precision fp32|bf16] [--json FILE] [--plot FILE.png]
+//	go run ./cmd/eval --task mqar|multikey [--run DIR ...] [--checkpoint FILE ...] [--lens N,N,...] \
+//	    [--episodes N] [--seed S] [--extend METHOD] [--extend-factor F] [--precision fp32|bf16] [--json FILE]
 //
 // Each --run is a run directory of cmd/train or cmd/experiment: a finished
 // run is read from its final checkpoint, and refused if that file cannot be
@@ -39,7 +42,20 @@
 //	--checkpoint FILE
 //		A checkpoint file to evaluate; repeatable.
 //	--task NAME
-//		What to measure: perplexity (the default) or passkey.
+//		What to measure: perplexity (the default), passkey, mqar or
+//		multikey. mqar (multi-query associative recall, Zoology's) and
+//		multikey (RULER's needle among several with other keys) score
+//		--episodes episodes (default 50) at each --lens (default L, 2L, 4L,
+//		8L and 16L), laid out by data.Recall in the run's tokens with
+//		filler from its training split: an answer is right when each of
+//		its tokens is the model's most probable one given the tokens
+//		before it (so greedy decoding writes the value exactly). stdout
+//		has the accuracy by length (in brackets, of the answers whose value
+//		stands L or more tokens back) and by distance, with each run's
+//		effective context (the longest length whose accuracy is at least
+//		half its accuracy up to L); --json the eval.RecallReport. A model
+//		learns the tasks only if it trained on their episodes (data.mqar,
+//		data.multikey).
 //	--data FILE
 //		The text to evaluate on: a file, a directory (read recursively, in
 //		sorted order) or a corpus spec such as goroot:src or

@@ -57,11 +57,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	batchTokens := flags.Int("batch-tokens", 4096, "tokens per forward pass: windows of length n go batch-tokens/n at a time (at least one)")
 	maxTokens := flags.Int("max-tokens", 0, "score only the first N tokens of the stream (0: all)")
 	attnStats := flags.Bool("attention-stats", false, "also report, per layer and head at each length, the mean attended distance, the entropy and the share of attention past the training length L, over the queries past L")
-	task := flags.String("task", "perplexity", "what to measure: perplexity, or passkey (retrieval of a 5-digit key at each --distances; train with configs/tiny-passkey.yaml)")
+	task := flags.String("task", "perplexity", "what to measure: perplexity; passkey (retrieval of a 5-digit key at each --distances; train with configs/tiny-passkey.yaml); mqar (multi-query associative recall) or multikey (one of several needles) in episodes of each --lens (train with data.mqar, data.multikey)")
 	distances := flags.String("distances", "", fmt.Sprintf("passkey: comma-separated distances from the key to the answer (default %s)", joinInts(eval.DefaultPasskeyDistances)))
 	depths := flags.String("depths", "", "passkey: comma-separated depths in [0, 1] the episodes cycle through: the filler before the key as a fraction of the filler after it (default 0,0.5,1)")
-	episodes := flags.Int("episodes", 50, "passkey: episodes per distance")
-	seed := flags.Uint64("seed", 1, "passkey: seed of the episodes")
+	episodes := flags.Int("episodes", 50, "passkey, mqar, multikey: episodes per distance or length")
+	seed := flags.Uint64("seed", 1, "passkey, mqar, multikey: seed of the episodes")
 	extend := flags.String("extend", "", "evaluation-time extension of every run's positions: pi, ntk, dynamic-ntk or yarn for rope runs, interp for alibi runs")
 	extendFactor := flags.Float64("extend-factor", 0, "the extension's factor, at least 1 (default: each length over the training length, at least 1, for every window of that length, the shorter last one too; --task passkey needs one; dynamic-ntk takes none)")
 	precision := flags.String("precision", "fp32", "arithmetic of the linear layers' products: fp32, or bf16 (bfloat16 factors, float32 accumulation; reported as a scheme of its own)")
@@ -134,8 +134,17 @@ func command(args []string, stdout, stderr io.Writer) int {
 		if pk.Depths, err = parseDepths(*depths); err != nil {
 			return fail("%v", err)
 		}
+	case data.TaskMQAR, data.TaskMultiKey:
+		for _, f := range []string{"len", "distances", "depths", "stride", "batch-tokens", "max-tokens", "attention-stats", "plot"} {
+			if set[f] {
+				return fail("--%s is not a flag of --task %s", f, *task)
+			}
+		}
+		if *episodes < 1 {
+			return fail("--episodes must be positive, got %d", *episodes)
+		}
 	default:
-		return fail("--task must be perplexity or passkey, got %q", *task)
+		return fail("--task must be perplexity, passkey, mqar or multikey, got %q", *task)
 	}
 	if set["extend-factor"] && !set["extend"] {
 		return fail("--extend-factor needs --extend")
@@ -210,6 +219,13 @@ func command(args []string, stdout, stderr io.Writer) int {
 			fileText = c.Bytes
 		}
 		if err := passkeyTask(opened, fileText, pk, *jsonPath, *plotPath, stdout, stderr); err != nil {
+			return fail("%v", err)
+		}
+		return 0
+	}
+	if *task == data.TaskMQAR || *task == data.TaskMultiKey {
+		o := eval.RecallOptions{Task: *task, Lengths: explicit, Episodes: *episodes, Seed: *seed}
+		if err := recallTask(opened, o, *jsonPath, stdout, stderr); err != nil {
 			return fail("%v", err)
 		}
 		return 0

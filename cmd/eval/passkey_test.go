@@ -56,7 +56,7 @@ func TestPasskeyTaskFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--task", "recall"}, `--task must be perplexity or passkey, got "recall"`},
+		{[]string{"--task", "recall"}, `--task must be perplexity, passkey, mqar or multikey, got "recall"`},
 		{[]string{"--task", "passkey", "--len", "64"}, "--len is a flag of --task perplexity"},
 		{[]string{"--distances", "64"}, "--distances is a flag of --task passkey"},
 		{[]string{"--task", "passkey", "--distances", "64,x"}, `--distances: "x" is not a positive integer`},

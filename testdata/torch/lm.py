@@ -120,6 +120,8 @@ def eval_command(args):
             if yc.get(k, v) != v and not (k == "logit_scale" and {v, yc.get(k)} <= {"", "none"}):
                 raise ValueError(f"{cfg_path}: model.{k} is {yc.get(k)!r}, the checkpoint's {v!r}")
     dtype = {"float32": torch.float32, "float64": torch.float64}[args.dtype]
+    if ckpt.meta.get("model.positions_dropped") == "true":
+        mc = dict(mc, pos="none")  # DroPE dropped the rotation: the weights now run without it
     model = LM(mc).to(dtype)
     model.load_weights(ckpt.tensors)
     if mc["pos"] == "alibi":

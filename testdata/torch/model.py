@@ -10,6 +10,14 @@ The conventions are the project's (see model/ and layers/ in the Go code):
     d_head = d / heads, q, k and v side by side in one (d, 3d) projection;
     the bias is the causal mask, plus -m_h (i - j) for "alibi"; "rope"
     rotates q and k in the half-split layout, theta_k = 10000^(-2k/d_head);
+  - "stick-breaking" replaces the softmax: with z = q k^T / sqrt(d_head),
+    the key j < i takes A_ij = sigmoid(z_ij) prod_{j<k<i} (1 - sigmoid(z_ik)),
+    and the output is A v + (1 - sum_j A_ij) b_h, b a learned vector per
+    layer and head (attn.sb.remainder);
+  - "pope" scores sum_c softplus(q_c) softplus(k_c) cos((i - j) theta_c +
+    delta_hc) / sqrt(d_head), theta_c = 10000^(-c/d_head) for every
+    component c, delta a learned phase per layer, head and component
+    (attn.pope.phase), then the softmax;
   - final LayerNorm and an untied head without bias.
 The project stores a linear layer's matrix as (in, out), nn.Linear as
 (out, in): load_weights transposes.
@@ -20,7 +28,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-SCHEMES = ("alibi", "sinusoidal", "none", "rope")
+SCHEMES = ("alibi", "sinusoidal", "none", "rope", "stick-breaking", "pope")
 
 
 def alibi_slopes(heads):
@@ -54,10 +62,42 @@ def rope(x):
     return torch.cat([a * cos - b * sin, a * sin + b * cos], -1)
 
 
+def stick_breaking(q, k, v, rem):
+    """Stick-breaking attention from the (T, T) scores, in log space:
+    ln A_ij = ln sigmoid(z_ij) + sum_{j<k<i} ln sigmoid(-z_ik), a reverse
+    cumulative sum along the keys; rem (heads, d_head) takes what is left."""
+    t, dh = q.shape[-2], q.shape[-1]
+    z = q @ k.transpose(-2, -1) / math.sqrt(dh)
+    before = torch.ones(t, t, dtype=torch.bool).tril(-1)  # the keys j < i
+    log_left = F.logsigmoid(-z).masked_fill(~before, 0.0)
+    farther = log_left.flip(-1).cumsum(-1).flip(-1) - log_left  # sum over j < k of each row's entries k < i
+    att = torch.exp(F.logsigmoid(z) + farther).masked_fill(~before, 0.0)
+    left = 1 - att.sum(-1, keepdim=True)
+    return att @ v + left * rem[None, :, None, :].to(q.dtype)
+
+
+def pope_scores(q, k, phase):
+    """PoPE's (T, T) logits: q' . k' / sqrt(d_head), q' the query's
+    magnitudes softplus(q) times the cosine and the sine of i theta_c + delta,
+    k' the key's softplus(k) times those of j theta_c."""
+    t, dh = q.shape[-2], q.shape[-1]
+    theta = 10000.0 ** (-torch.arange(dh, dtype=torch.float64) / dh)
+    angle = torch.arange(t, dtype=torch.float64)[:, None] * theta[None, :]
+    aq = angle[None] + phase.to(torch.float64)[:, None, :]  # (heads, T, d_head)
+    mq, mk = F.softplus(q), F.softplus(k)
+    qq = torch.cat([mq * torch.cos(aq).to(q.dtype), mq * torch.sin(aq).to(q.dtype)], -1)
+    kk = torch.cat([mk * torch.cos(angle).to(q.dtype), mk * torch.sin(angle).to(q.dtype)], -1)
+    return qq @ kk.transpose(-2, -1) / math.sqrt(dh)
+
+
 class Block(nn.Module):
-    def __init__(self, d, heads, d_ff):
+    def __init__(self, d, heads, d_ff, pos="none"):
         super().__init__()
-        self.heads = heads
+        self.heads, self.pos = heads, pos
+        if pos == "stick-breaking":
+            self.sb_remainder = nn.Parameter(torch.zeros(heads, d // heads))
+        if pos == "pope":
+            self.pope_phase = nn.Parameter(torch.zeros(heads, d // heads))
         self.ln1 = nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
         self.out = nn.Linear(d, d)
@@ -71,8 +111,15 @@ class Block(nn.Module):
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
         if rotary:
             q, k = rope(q), rope(k)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads) + bias.to(q.dtype)
-        y = (F.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(b, t, d)
+        if self.pos == "stick-breaking":
+            y = stick_breaking(q, k, v, self.sb_remainder)
+        else:
+            if self.pos == "pope":
+                scores = pope_scores(q, k, self.pope_phase) + bias.to(q.dtype)
+            else:
+                scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.heads) + bias.to(q.dtype)
+            y = F.softmax(scores, dim=-1) @ v
+        y = y.transpose(1, 2).reshape(b, t, d)
         x = x + self.out(y)
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
@@ -86,7 +133,7 @@ class LM(nn.Module):
             raise ValueError(f"logit_scale {cfg['logit_scale']!r}: lm.py models none")
         d, self.pos = cfg["d_model"], cfg["pos"]
         self.tok_emb = nn.Embedding(cfg["vocab"], d)
-        self.blocks = nn.ModuleList(Block(d, cfg["n_heads"], cfg["d_ff"]) for _ in range(cfg["n_layers"]))
+        self.blocks = nn.ModuleList(Block(d, cfg["n_heads"], cfg["d_ff"], cfg["pos"]) for _ in range(cfg["n_layers"]))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, cfg["vocab"], bias=False)
         self.register_buffer("slopes", torch.tensor(alibi_slopes(cfg["n_heads"])), persistent=False)
@@ -131,6 +178,10 @@ class LM(nn.Module):
                               (blk.fc1, "mlp.fc1"), (blk.fc2, "mlp.fc2")):
                 yield f"layers.{i}.{name}.weight", mod.weight, isinstance(mod, nn.Linear)
                 yield f"layers.{i}.{name}.bias", mod.bias, False
+            if blk.pos == "stick-breaking":
+                yield f"layers.{i}.attn.sb.remainder", blk.sb_remainder, False
+            if blk.pos == "pope":
+                yield f"layers.{i}.attn.pope.phase", blk.pope_phase, False
         yield "ln_f.weight", self.ln_f.weight, False
         yield "ln_f.bias", self.ln_f.bias, False
         yield "head.weight", self.head.weight, True
