@@ -6,13 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/alibi-go/alibi/data"
 	"github.com/alibi-go/alibi/eval"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
 )
 
 // lenses reports whether the experiment runs any context lens.
-func (o options) lenses() bool { return o.distances != nil || o.sliding() || o.attention }
+func (o options) lenses() bool {
+	return o.distances != nil || o.sliding() || o.attention || o.recall != nil
+}
 
 // sliding reports whether the stride sweep has a sliding stride.
 func (o options) sliding() bool { return len(o.strides) > 1 }
@@ -26,6 +29,8 @@ type contextReport struct {
 	Passkey eval.PasskeyReport `json:"passkey"`
 	// Attention holds every run's attention statistics at every length.
 	Attention eval.AttentionReport `json:"attention"`
+	// Recall holds every run's scores on the retrieval tasks (--recall).
+	Recall eval.RecallReport `json:"recall,omitempty"`
 }
 
 // strideResults returns a run's results at every length under every stride
@@ -65,6 +70,9 @@ func (c contextReport) write(dir string) error {
 	if err := osutil.WriteFileAtomic(filepath.Join(dir, "context.json"), append(b, '\n')); err != nil {
 		return err
 	}
+	if len(compact.Strides.Runs) == 0 && len(compact.Passkey.Runs) == 0 && len(compact.Attention.Runs) == 0 {
+		return nil // the retrieval tasks alone: their tables are in report.md
+	}
 	// Drawn from what context.json holds, so that --redraw draws it again.
 	return eval.ContextPlot(filepath.Join(dir, "context.png"), compact.Strides, compact.Passkey, compact.Attention)
 }
@@ -102,6 +110,15 @@ func (c contextReport) markdown(b *strings.Builder, cfg train.Config, o options)
 			"The effective context length is the largest distance whose accuracy is at least half the run's own accuracy at distances up to L/2 = %d.\n\n",
 			o.episodes, eval.DefaultPasskeyDepths, lag, cfg.Model.TrainLen-lag, cfg.Model.TrainLen, cfg.Model.TrainLen/2)
 		c.Passkey.Markdown(b)
+		b.WriteString("\n")
+	}
+	if len(c.Recall.Runs) > 0 {
+		fmt.Fprintf(b, "### Recall among many keys (%s)\n\n%d episodes per task and length, filler from each run's training split. "+
+			"mqar: key-value pairs, then keys asked again (up to %d per episode); multikey: %d needles of different keys in the filler, one asked for. "+
+			"An answer is right when every one of its tokens is the model's most probable given the tokens before it. "+
+			"The effective context is the longest length whose accuracy is at least half the run's own accuracy up to L = %d.\n\n",
+			strings.Join(o.recall, ", "), o.recallEpisodes, data.MQARQueries, data.MultiKeyNeedles, cfg.Model.TrainLen)
+		c.Recall.Markdown(b)
 		b.WriteString("\n")
 	}
 }

@@ -136,6 +136,13 @@
 //		configs/tiny-passkey.yaml).
 //	--passkey-episodes N
 //		Passkey episodes per distance. Default 50.
+//	--recall TASK,...
+//		Also score every run on the retrieval tasks mqar and multikey at
+//		every evaluation length (go doc ./cmd/eval, --task), into each
+//		run's mqar.json and multikey.json and the report's recall section
+//		(train with data.mqar and data.multikey: configs/tiny-recall.yaml).
+//	--recall-episodes N
+//		Retrieval episodes per task and length. Default 20.
 //
 // # Reports and machines
 //

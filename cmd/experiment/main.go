@@ -56,6 +56,10 @@ type options struct {
 	passkeyList string
 	distances   []int
 	episodes    int
+	// The retrieval tasks (--recall: data.RecallTasks) scored at every
+	// length, and their episodes per length.
+	recall         []string
+	recallEpisodes int
 	// The stride sweep: every length under every stride (default: "1",
 	// non-overlapping windows only).
 	strideList string
@@ -97,6 +101,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	flags.StringVar(&o.passkeyList, "passkey", "", "comma-separated distances: also score every run on passkey retrieval at these distances (train with configs/tiny-passkey.yaml)")
 	flags.StringVar(&o.extendList, "extend", "", "comma-separated scheme:method pairs ("+extensionPairs()+"): also evaluate every run of the scheme with the evaluation-time extension, the factor each length over L, as a column of its own")
 	flags.IntVar(&o.episodes, "passkey-episodes", 50, "passkey episodes per distance")
+	recallList := flags.String("recall", "", "comma-separated retrieval tasks, mqar and multikey: also score every run on them at every length (train with data.mqar, data.multikey: configs/tiny-recall.yaml)")
+	flags.IntVar(&o.recallEpisodes, "recall-episodes", 20, "retrieval episodes per task and length")
 	shard := flags.String("shard", "1/1", "K/N: train and evaluate only the K-th of N shares of the runs (then build the report with --report-only)")
 	flags.BoolVar(&o.reportOnly, "report-only", false, "train nothing: build the report from the runs and evaluations already finished")
 	flags.BoolVar(&o.noTimings, "no-timings", false, "leave the machine's figures out of the report (wall times, tokens/s, peak memory, the date), so that one grid gives the same report bytes wherever and however it ran (not with the context lenses, whose reports keep theirs)")
@@ -135,6 +141,18 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("--beside: %v", err)
 		}
 		o.beside = c
+	}
+	if *recallList != "" {
+		for _, t := range strings.Split(*recallList, ",") {
+			t = strings.TrimSpace(t)
+			if !slices.Contains(data.RecallTasks, t) || slices.Contains(o.recall, t) {
+				return fail("--recall: %q is not one of %s, or is given twice", t, strings.Join(data.RecallTasks, ", "))
+			}
+			o.recall = append(o.recall, t)
+		}
+	}
+	if o.recallEpisodes < 1 {
+		return fail("--recall-episodes must be positive, got %d", o.recallEpisodes)
 	}
 	if o.noTimings && o.lenses() {
 		return fail("--no-timings applies to the perplexity report only, not with --strides, --passkey or --attention-stats")
@@ -543,6 +561,12 @@ func trainAndEvaluate(ctx context.Context, c cell, o options, evaluating *atomic
 	if o.distances != nil {
 		debug.FreeOSMemory()
 		if err := passkeyRun(r, c.cfg.Out, o, made, stderr, terminal); err != nil {
+			return err
+		}
+	}
+	for _, task := range o.recall {
+		debug.FreeOSMemory()
+		if err := recallRun(r, c.cfg.Out, task, lengths, o, made, stderr, terminal); err != nil {
 			return err
 		}
 	}

@@ -106,6 +106,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 	var passkey eval.PasskeyReport
 	var strides eval.Report
 	var attention eval.AttentionReport
+	var recall eval.RecallReport
 	var missing, writing []string
 	for _, c := range cells {
 		holder, busy, err := train.RunWriter(c.cfg.Out)
@@ -146,6 +147,19 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 			}
 			passkey.Runs = append(passkey.Runs, *pk)
 		}
+		ready := true
+		for _, task := range o.recall {
+			rr, err := readRecall(c.cfg.Out, task, o.lengths(c.cfg), o, made)
+			if err != nil || rr == nil {
+				missing = append(missing, fmt.Sprintf("%s (no %s evaluation at these lengths%s)", c.cfg.Out, task, errSuffix(err)))
+				ready = false
+				break
+			}
+			recall.Runs = append(recall.Runs, *rr)
+		}
+		if !ready {
+			continue
+		}
 		runs = append(runs, r)
 		for _, method := range o.extends[c.label] {
 			v, err := extendedRun(r, c, method, o, made)
@@ -181,7 +195,7 @@ func report(o options, cells []cell, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "experiment: %v\n", err)
 		return 1
 	}
-	ctx := contextReport{Strides: strides, Passkey: passkey, Attention: attention}
+	ctx := contextReport{Strides: strides, Passkey: passkey, Attention: attention, Recall: recall}
 	md := markdown(cmp, ctx, o)
 	for _, w := range []struct {
 		name string
