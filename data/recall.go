@@ -34,7 +34,8 @@ var RecallTasks = []string{TaskMQAR, TaskMultiKey}
 //	[filler] "pairs:" (" " KEY "=" VALUE)... " ask:" (" " KEY "=" VALUE)...
 //
 // with KEY four lowercase letters and VALUE four digits, every key and
-// value distinct, the keys asked again a random subset in a random order,
+// value distinct within the episode (the filler may hold the same digits:
+// the queries name their key, so an answer is never ambiguous), the keys asked again a random subset in a random order,
 // each query's VALUE its answer. A multi-key episode is filler with
 // MultiKeyNeedles needles " The code of KEY is VALUE." at random places,
 // then the question " What is the code of KEY? The code of KEY is " and
@@ -282,7 +283,10 @@ func (r *Recall) multiKey(length int) (RecallEpisode, error) {
 	hay := r.filler(fill)
 	text := r.decode(hay)
 	for i := range n { // a value the filler holds would be a second answer: redraw it, keeping its tokens' count
-		for tries := 0; bytes.Contains(text, vals[i]) && tries < maxKeyDraws; tries++ {
+		for tries := 0; bytes.Contains(text, vals[i]); tries++ {
+			if tries == maxKeyDraws {
+				return RecallEpisode{}, fmt.Errorf("recall: %d values drawn in a row all occur in the filler (%d tokens)", maxKeyDraws, fill)
+			}
 			v := r.values(1, PasskeyDigits, nil)[0]
 			if len(enc(v)) == len(enc(vals[i])) && !slices.ContainsFunc(vals, func(o []byte) bool { return bytes.Equal(o, v) }) {
 				vals[i], needles[i] = v, needle(keys[i], v)

@@ -253,11 +253,14 @@ func (o *polarGradOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch xs := x.Data().(type) {
 	case []float32:
-		polarGradRows(f, xs, phase.Data().([]float32), g.Data().([]float32), dx.Data().([]float32), f.dPhase.Data().([]float32), offsets)
+		err = polarGradRows(f, xs, phase.Data().([]float32), g.Data().([]float32), dx.Data().([]float32), f.dPhase.Data().([]float32), offsets)
 	case []float64:
-		polarGradRows(f, xs, phase.Data().([]float64), g.Data().([]float64), dx.Data().([]float64), f.dPhase.Data().([]float64), offsets)
+		err = polarGradRows(f, xs, phase.Data().([]float64), g.Data().([]float64), dx.Data().([]float64), f.dPhase.Data().([]float64), offsets)
 	default:
-		return nil, fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
+		err = fmt.Errorf("%s: unsupported dtype %v", o.key, x.Dtype())
+	}
+	if err != nil {
+		return nil, err
 	}
 	return dx, nil
 }
@@ -265,7 +268,7 @@ func (o *polarGradOp) Do(vals ...G.Value) (G.Value, error) {
 // polarGradRows writes d(qkv) into dx and the phases' gradient into
 // dPhase, from the output's gradient g. Rows go in chunks whose phase
 // gradients are added in chunk order: the same bits on any number of cores.
-func polarGradRows[T float](o *polarOp, x, phase, g, dx, dPhase []T, offsets []int) {
+func polarGradRows[T float](o *polarOp, x, phase, g, dx, dPhase []T, offsets []int) error {
 	d, dh := o.heads*o.dh, o.dh
 	rows := len(x) / (3 * d)
 	const chunk = 64
@@ -274,7 +277,7 @@ func polarGradRows[T float](o *polarOp, x, phase, g, dx, dPhase []T, offsets []i
 	mus, _ := o.mu.([]T)
 	sigs, _ := o.sig.([]T)
 	if len(mus) != rows*2*d || len(sigs) != rows*2*d {
-		panic(fmt.Sprintf("%s: no softplus values kept from the forward pass", o.key))
+		return fmt.Errorf("%s: no softplus values kept from the forward pass", o.key)
 	}
 	parallelChunks((rows+chunk-1)/chunk, 1, func(_, lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
@@ -308,6 +311,7 @@ func polarGradRows[T float](o *polarOp, x, phase, g, dx, dPhase []T, offsets []i
 			dPhase[i] += T(v)
 		}
 	}
+	return nil
 }
 
 // polarPhaseGradOp returns the phases' gradient computed by polarGradOp,

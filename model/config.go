@@ -57,10 +57,10 @@ type Config struct {
 	// stick-breaking or pope). 0: off.
 	RandomPositions int `yaml:"random_positions,omitempty" json:"random_positions,omitempty"`
 	// DropeStep > 0 is DroPE (Gelberg, Eguchi, Akiba and Cetin 2025, arXiv
-	// 2512.12167) for a rotary model: from this training step on, the
-	// rotation is dropped and the model trains on, recalibrating without
-	// positions for the rest of the run, and is evaluated without them.
-	// 0: off.
+	// 2512.12167) for a rotary model: after this many training steps (less
+	// than train.steps) the rotation is dropped, the steps from
+	// DropeStep+1 on recalibrate the model without positions, and it is
+	// evaluated without them. 0: off.
 	DropeStep int `yaml:"drope_step,omitempty" json:"drope_step,omitempty"`
 }
 
@@ -97,9 +97,9 @@ func (c Config) Label() string {
 // ApplyLabel sets the config from a Label: the scheme, log-length scaling
 // for "+log-length", randomized positions for "+randomized" (from
 // [0, 256 train_len), the longest length the zoo scores, unless the config
-// sets random_positions) and DroPE for "+drope" at the step steps - steps/20
-// of a run of steps (the last 5% recalibrate; unless the config sets
-// drope_step). Without a suffix the config's own setting stays.
+// sets random_positions) and DroPE for "+drope" after steps - steps/20 of
+// a run of steps (the last 5% recalibrate; at least one step; unless the
+// config sets drope_step). Without a suffix the config's own setting stays.
 func (c *Config) ApplyLabel(label string, steps int) {
 	for {
 		switch {
@@ -113,7 +113,7 @@ func (c *Config) ApplyLabel(label string, steps int) {
 		case strings.HasSuffix(label, "+"+LabelDrope):
 			label = strings.TrimSuffix(label, "+"+LabelDrope)
 			if c.DropeStep == 0 {
-				c.DropeStep = max(1, steps-steps/20)
+				c.DropeStep = max(1, min(steps-1, steps-steps/20))
 			}
 		default:
 			c.Pos = label
@@ -153,6 +153,9 @@ func (c Config) Validate() error {
 	if err := s.Validate(c.shape()); err != nil {
 		return fmt.Errorf("model.pos %s: %w", c.Pos, err)
 	}
+	if c.DropeStep < 0 || c.RandomPositions < 0 {
+		return fmt.Errorf("model.drope_step (%d) and model.random_positions (%d) must not be negative", c.DropeStep, c.RandomPositions)
+	}
 	if r := c.RandomPositions; r != 0 {
 		bias, _ := s.AttentionBias(c.shape())
 		_, polar := s.(position.PolarScheme)
@@ -162,9 +165,6 @@ func (c Config) Validate() error {
 		case polar || (s.EmbeddingTable() == nil && !s.Rotary() && bias == nil):
 			return fmt.Errorf("model.random_positions: the scheme %s takes no positions to draw (randomized positions are for sinusoidal, rope, alibi, t5, kerple and fire)", c.Pos)
 		}
-	}
-	if c.DropeStep < 0 || c.RandomPositions < 0 {
-		return fmt.Errorf("model.drope_step (%d) and model.random_positions (%d) must not be negative", c.DropeStep, c.RandomPositions)
 	}
 	if c.DropeStep > 0 && !s.Rotary() {
 		return fmt.Errorf("model.drope_step: DroPE drops a rotation, and the scheme %s has none (use pos: rope)", c.Pos)

@@ -32,6 +32,9 @@ func (m *Model) Extend(name string, factor float64) error {
 	if err != nil {
 		return err
 	}
+	if m.dropped {
+		return fmt.Errorf("extension %s: DroPE dropped this model's rotation, so there is nothing for it to extend", name)
+	}
 	if _, ok := e.(position.DynamicExtension); ok && factor != 0 {
 		return fmt.Errorf("extension %s takes its factor from the length (max(1, n/L)); give no factor", name)
 	}

@@ -168,8 +168,8 @@ func (gr *Graph) SetPositions(p []int) error {
 	if gr.drawn == nil {
 		return fmt.Errorf("graph run: positions are drawn only in training graphs of a model with random_positions")
 	}
-	if len(p) != gr.Len || p[0] < 0 || p[len(p)-1] >= gr.m.Config.RandomPositions {
-		return fmt.Errorf("graph run: %d positions from %d to %d, want %d below %d", len(p), p[0], p[len(p)-1], gr.Len, gr.m.Config.RandomPositions)
+	if len(p) != gr.Len || len(p) == 0 || p[0] < 0 || p[len(p)-1] >= gr.m.Config.RandomPositions {
+		return fmt.Errorf("graph run: %d positions, want %d from 0 to %d", len(p), gr.Len, gr.m.Config.RandomPositions-1)
 	}
 	for i := 1; i < len(p); i++ {
 		if p[i] <= p[i-1] {

@@ -46,3 +46,19 @@ func TestVariantLabels(t *testing.T) {
 		}
 	}
 }
+
+// A model whose rotation DroPE dropped has nothing to extend.
+func TestDroppedModelRefusesExtensions(t *testing.T) {
+	c := Config{Vocab: 256, DModel: 16, NLayers: 1, NHeads: 2, DFF: 32, TrainLen: 16, Pos: PosRoPE, DropeStep: 5}
+	m, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Extend("pi", 2); err != nil {
+		t.Fatalf("before the drop: %v", err)
+	}
+	m.DropPositions()
+	if err := m.Extend("ntk", 2); err == nil || !strings.Contains(err.Error(), "DroPE dropped") {
+		t.Fatalf("after the drop: %v", err)
+	}
+}

@@ -231,6 +231,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	t := c.Train
+	if m.DropeStep > 0 && m.DropeStep >= t.Steps {
+		return fmt.Errorf("model.drope_step (%d) must be below train.steps (%d): the rotation is dropped after that many steps, and the steps after it recalibrate", m.DropeStep, t.Steps)
+	}
 	for _, f := range []struct {
 		key      string
 		v        int

@@ -33,7 +33,7 @@
 //	                          # or the path of a Hugging Face tokenizer.json (byte-level BPE)
 //	  passkey: 0              # default 0; fraction of training windows that are passkey episodes, in [0, 1), in the run's tokens
 //	  mqar: 0                 # default 0; fraction of the other windows that are multi-query associative recall episodes
-//	  multikey: 0             # default 0; fraction of the rest that are multi-key needle episodes (windows of 106+ tokens)
+//	  multikey: 0             # default 0; fraction of the rest that are multi-key needle episodes (windows of 105+ tokens)
 //	train:
 //	  batch: 16               # required
 //	  steps: 2000             # required

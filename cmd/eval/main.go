@@ -115,7 +115,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	case "perplexity":
 		for _, f := range []string{"distances", "depths", "episodes", "seed"} {
 			if set[f] {
-				return fail("--%s is a flag of --task passkey", f)
+				return fail("--%s is a flag of --task %s", f, map[bool]string{true: "passkey", false: "passkey, mqar or multikey"}[f == "distances" || f == "depths"])
 			}
 		}
 	case "passkey":
@@ -135,7 +135,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	case data.TaskMQAR, data.TaskMultiKey:
-		for _, f := range []string{"len", "distances", "depths", "stride", "batch-tokens", "max-tokens", "attention-stats", "plot"} {
+		for _, f := range []string{"len", "distances", "depths", "stride", "batch-tokens", "max-tokens", "max-memory", "attention-stats", "plot", "data"} {
 			if set[f] {
 				return fail("--%s is not a flag of --task %s", f, *task)
 			}

@@ -73,10 +73,15 @@
 //
 //	--pos SCHEME,...
 //		The position schemes to compare, comma-separated: alibi,
-//		sinusoidal, none, rope, t5, kerple, fire, fox or a registered
-//		scheme; a scheme followed by +log-length (alibi+log-length) also
-//		scales its attention logits by log-length (model.logit_scale:
-//		log-length), in a run of its own. Default alibi,sinusoidal,none.
+//		sinusoidal, none, rope, t5, kerple, fire, fox, stick-breaking, pope
+//		or a registered scheme, each a run of its own, followed by any of,
+//		in this order: +log-length (alibi+log-length: its attention logits
+//		scaled by log-length, model.logit_scale), +randomized
+//		(rope+randomized: randomized positions drawn from [0, 256 L), unless
+//		the config sets model.random_positions) and +drope (rope+drope:
+//		DroPE drops the rotation after 95% of train.steps, unless the config
+//		sets model.drope_step; such a run cannot be resumed with another
+//		--steps, which would move the drop). Default alibi,sinusoidal,none.
 //	--seeds S,...
 //		Train every scheme once per seed. Default: the config's seed.
 //	--steps N

@@ -156,7 +156,12 @@ func (o *options) loadEntries() error {
 			c := cfg
 			label := strings.TrimSpace(p)
 			c.Model.ApplyLabel(label, c.Train.Steps) // alibi, alibi+log-length, rope+drope
-			if err := c.Validate(); err != nil {
+			err := c.Validate()
+			if err == nil && c.Model.Label() != label {
+				// One name a variant: its directory and its column.
+				err = fmt.Errorf("%s names the run %s (the config's settings and the suffixes in the order +log-length, +randomized, +drope): write it so", label, c.Model.Label())
+			}
+			if err != nil {
 				if len(configs) > 1 {
 					return fmt.Errorf("--pos of %s: %v", path, err)
 				}

@@ -89,7 +89,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var o options
 	flags.StringVar(&o.configList, "config", "configs/tiny.yaml", "run config (YAML) shared by every run; several, comma-separated, make a grid of configs x schemes x seeds, with runs in <out>/<config name>/")
 	flags.StringVar(&o.gridPath, "grid", "", "experiment file (YAML): a list of runs:, each a config: with its own pos: list, for a grid that is not every scheme on every config (instead of --config and --pos)")
-	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and")+"; a scheme followed by +"+model.LogitScaleLogLength+" (alibi+"+model.LogitScaleLogLength+") also scales its attention logits by log-length")
+	flags.StringVar(&o.posList, "pos", "alibi,sinusoidal,none", "comma-separated position schemes to compare, of "+model.SchemesText("and")+"; a scheme followed by +"+model.LogitScaleLogLength+" (alibi+"+model.LogitScaleLogLength+") also scales its attention logits by log-length, +randomized trains at randomized positions, +drope (rope) drops the rotation for the last 5% of the steps")
 	flags.StringVar(&o.out, "out", "runs/compare", "report directory; runs are trained in <out>/<pos>, or <out>/<pos>-seed<S> for a seed other than the config's")
 	flags.StringVar(&o.mults, "mults", "1,2,4,16", "evaluation lengths as multiples of the training length (fractions too: 1.125 is L + L/8, rounded to a whole token)")
 	flags.StringVar(&o.seedList, "seeds", "", "comma-separated seeds: train every scheme once per seed (default: the config's seed)")
@@ -155,7 +155,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return fail("--recall-episodes must be positive, got %d", o.recallEpisodes)
 	}
 	if o.noTimings && o.lenses() {
-		return fail("--no-timings applies to the perplexity report only, not with --strides, --passkey or --attention-stats")
+		return fail("--no-timings applies to the perplexity report only, not with --strides, --passkey, --recall or --attention-stats")
 	}
 	if o.isGrid() && (o.lenses() || o.extendList != "") {
 		return fail("--strides, --passkey, --attention-stats and --extend take one config, not a grid")

@@ -48,7 +48,11 @@ func architecture(m *model.Model, context int) (*arch, error) {
 	if ext != nil && factor == 0 {
 		return nil, fmt.Errorf("%s+%s: the extension's factor follows each graph's length; export needs a fixed factor", cfg.Pos, ext.Name())
 	}
-	switch cfg.Pos {
+	pos := cfg.Pos
+	if m.PositionsDropped() {
+		pos = model.PosNone // DroPE dropped the rotation: the weights run with the causal mask alone
+	}
+	switch pos {
 	case model.PosALiBi:
 		slopes := m.PositionBuffer
 		if e, ok := ext.(position.SlopeExtension); ok {
@@ -62,8 +66,11 @@ func architecture(m *model.Model, context int) (*arch, error) {
 			notes: []string{fmt.Sprintf("ALiBi as mpt with max_alibi_bias %g, which gives the model's %d slopes", bias, len(slopes))}}, nil
 	case model.PosNone:
 		// Without the key llama.cpp also leaves ALiBi off; written, it says so.
-		return &arch{name: "mpt", kv: []KV{{"attention.max_alibi_bias", float32(0)}},
-			notes: []string{"none as mpt with max_alibi_bias 0: the causal mask alone"}}, nil
+		note := "none as mpt with max_alibi_bias 0: the causal mask alone"
+		if m.PositionsDropped() {
+			note = "rope whose rotation DroPE dropped, as mpt with max_alibi_bias 0: the causal mask alone"
+		}
+		return &arch{name: "mpt", kv: []KV{{"attention.max_alibi_bias", float32(0)}}, notes: []string{note}}, nil
 	case model.PosRoPE:
 		return rotary(m, ext, factor)
 	case model.PosSinusoidal:

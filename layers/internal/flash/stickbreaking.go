@@ -134,7 +134,7 @@ type sbBuffers[T float] struct {
 	c, e, d []float64 // per row: sum of softplus, sum of P, D
 	sig     []T       // one row's sigmoids
 	x32     []float32 // one row's exponentials (float32)
-	x64     []float64 // one row's ln(1 + e^-|z|) (float32)
+	x64     []float64 // one row's ln(1 + e^-|z|)
 }
 
 func (b *sbBuffers[T]) size() {
