@@ -61,6 +61,8 @@ type state struct {
 	// with.
 	saved      string
 	startedFor int
+	// allreduce is the data-parallel run's gradient sum, nil alone.
+	allreduce *allreduce
 }
 
 // wall is the run's wall time so far: the earlier segments' and this one's.

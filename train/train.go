@@ -53,6 +53,11 @@ type Options struct {
 	// Otherwise Train holds the lock for the whole call and fails at once
 	// with ErrRunLocked if another process holds it.
 	Unlocked bool
+	// Comm, when not nil and of more than one rank, makes this process one
+	// rank of a data-parallel run (see Comm): rank 0 reads and writes the
+	// run directory and returns the summary; the others write nothing and
+	// return a summary of the steps alone.
+	Comm Comm
 	// now, when not nil, is the clock of the final evaluation's progress
 	// lines (tests set it; nil: time.Now).
 	now func() time.Time
@@ -90,6 +95,12 @@ type Summary struct {
 	// Kernels names the instruction sets the run trained with
 	// (layers.Kernels), such as "avx512, bf16 on avx512f".
 	Kernels string `json:"kernels,omitempty"`
+	// Ranks is the number of processes that trained this segment of the
+	// run (data-parallel, Options.Comm), and AllreduceShare the share of
+	// its steps' time spent summing their gradients; both are left out
+	// for a single process.
+	Ranks          int     `json:"ranks,omitempty"`
+	AllreduceShare float64 `json:"allreduce_share,omitempty"`
 }
 
 // warmSteps are the first steps of each training segment left out of the
@@ -111,33 +122,57 @@ const warmSteps = 5
 // it went past cfg.Train.Steps without finishing, [ErrPastSteps]; either
 // changes nothing.
 func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
+	comm, rank := opt.Comm, 0
+	if ranks(comm) > 1 {
+		rank = comm.Rank()
+	} else {
+		comm = nil
+	}
+	fp := fingerprintOf(cfg)
+	if err := checkSame(comm, fp, 2); err != nil { // the config and the program
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if n := ranks(comm); cfg.Train.Batch%n != 0 {
+		return nil, fmt.Errorf("train.batch (%d) must be divisible by the %d ranks: each trains on an equal share of every step's windows", cfg.Train.Batch, n)
+	}
 	logw := opt.Log
-	if logw == nil {
+	if logw == nil || rank != 0 {
 		logw = io.Discard
 	}
 	// The run's wall time counts from here: taking the lock (which syncs
 	// the holder's name to disk) and loading are part of it.
 	start := time.Now()
 	dir := cfg.RunDir()
-	if !opt.Resume {
-		if err := cfg.CheckTokenizerFile(); err != nil {
-			return nil, err
+	var unlock func() error
+	err := func() error { // rank 0 alone reads and writes the run directory
+		if rank != 0 {
+			return nil
 		}
+		if !opt.Resume {
+			if err := cfg.CheckTokenizerFile(); err != nil {
+				return err
+			}
+		}
+		if !opt.Unlocked {
+			lock, err := LockRun(dir)
+			if err != nil {
+				return err
+			}
+			unlock = lock.Unlock
+		}
+		if !opt.Resume {
+			return checkFresh(dir)
+		}
+		return nil
+	}()
+	if unlock != nil {
+		defer unlock()
 	}
-	if !opt.Unlocked {
-		lock, err := LockRun(dir)
-		if err != nil {
-			return nil, err
-		}
-		defer lock.Unlock()
-	}
-	if !opt.Resume {
-		if err := checkFresh(dir); err != nil {
-			return nil, err
-		}
+	if err := agree(comm, err); err != nil {
+		return nil, err
 	}
 	rss := osutil.StartRSS()
 	defer rss.Stop()
@@ -147,7 +182,10 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		tokDir = dir // a resumed run keeps its own tokenizer
 	}
 	d, err := LoadData(cfg, opt.CorpusProgress, tokDir, logw)
-	if err != nil {
+	if err := agree(comm, err); err != nil {
+		return nil, err
+	}
+	if err := checkSame(comm, fp.withData(d.Corpus.SHA256, d.Tokenizer.Hash()), 4); err != nil {
 		return nil, err
 	}
 	corpus, valTok := d.Corpus, d.Val
@@ -157,7 +195,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 			d.Tokenizer, d.Tokenizer.Hash(), len(d.Train), len(d.Val), float64(len(d.TrainText))/float64(len(d.Train)))
 	}
 	st, err := newState(cfg, d)
-	if err != nil {
+	if err := agree(comm, err); err != nil {
 		return nil, err
 	}
 	if st.model.Precision == layers.BF16 { // the notice times the bf16 kernels once: not in fp32
@@ -167,39 +205,57 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	}
 	// This segment's wall time counts from the call, loading included.
 	st.segStart = start
-	if opt.Resume {
+	err = func() error {
+		if !opt.Resume || rank != 0 {
+			return nil
+		}
 		resumed, err := st.resume(dir, cfg, corpus, logw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !resumed {
 			fmt.Fprintf(logw, "no checkpoint in %s yet: starting from the beginning\n", dir)
 		}
 		if err := checkFinished(dir, st.step, cfg.Train.Steps); err != nil {
-			return nil, err
+			return err
 		}
 		if st.step > cfg.Train.Steps {
-			return nil, fmt.Errorf("%s %w: it is at step %d of the %d steps it was last started for, and %d were asked for now; continue it with its own steps (or any number from %d)",
+			return fmt.Errorf("%s %w: it is at step %d of the %d steps it was last started for, and %d were asked for now; continue it with its own steps (or any number from %d)",
 				dir, ErrPastSteps, st.step, st.startedFor, cfg.Train.Steps, st.step)
 		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o777); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
-	}
-	removeStaleTemps(dir, logw)
-	if err := saveTokenizer(dir, d.Tokenizer); err != nil {
+		return nil
+	}()
+	if err := agree(comm, err); err != nil {
 		return nil, err
 	}
-	if err := writeResolvedConfig(dir, cfg); err != nil {
+	if err := syncState(comm, st); err != nil {
 		return nil, err
 	}
-	metrics, err := openMetrics(filepath.Join(dir, "metrics.jsonl"), st.step)
+	if rank != 0 {
+		if err := st.trainSteps(ctx, "", cfg, nil, nil, newProgress(io.Discard, false, cfg.Train.Steps, st.step), comm); err != nil {
+			return nil, err
+		}
+		return &Summary{Steps: st.step, Tokens: st.tokens, WallSeconds: st.wall(), FinalTrainLoss: st.loss, Ranks: ranks(comm)}, nil
+	}
+	metrics, err := func() (*metricsFile, error) {
+		if err := os.MkdirAll(filepath.Join(dir, model.CheckpointDir), 0o777); err != nil {
+			return nil, fmt.Errorf("run directory: %w", err)
+		}
+		removeStaleTemps(dir, logw)
+		if err := saveTokenizer(dir, d.Tokenizer); err != nil {
+			return nil, err
+		}
+		if err := writeResolvedConfig(dir, cfg); err != nil {
+			return nil, err
+		}
+		return openMetrics(filepath.Join(dir, "metrics.jsonl"), st.step)
+	}()
 	if err != nil {
 		return nil, err
 	}
 	defer metrics.Close() // on the error returns; the success path checks Close
 
-	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step)); err != nil {
+	if err := st.trainSteps(ctx, dir, cfg, valTok, metrics, newProgress(logw, opt.Terminal, cfg.Train.Steps, st.step), comm); err != nil {
 		return nil, err
 	}
 	final := eval.Options{Len: cfg.Model.TrainLen, MaxTokens: cfg.Train.FinalEvalTokens, Tokenizer: d.Tokenizer,
@@ -219,7 +275,7 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
 		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
 		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion, Processor: osutil.Processor(),
-		Kernels: layers.Kernels(st.model.Precision)}
+		Kernels: layers.Kernels(st.model.Precision), Ranks: ranks(comm), AllreduceShare: st.allreduceShare()}
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_bits_per_byte": r.BitsPerByte, "val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {
@@ -238,14 +294,25 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 // number of steps, logging metrics, validating and checkpointing as
 // configured. It returns ErrInterrupted (after a checkpoint) when ctx is
 // cancelled.
-func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok []uint32, metrics *metricsFile, prog *progress) error {
+//
+// With comm (a data-parallel run), every rank draws the whole batch and
+// trains on its share of the rows, the gradients summed by one all-reduce a
+// step; rank 0 alone logs, validates and checkpoints (the others pass dir
+// "" and no metrics), and a stop asked on any rank stops every rank after
+// the same step.
+func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok []uint32, metrics *metricsFile, prog *progress, comm Comm) error {
 	t := cfg.Train
 	L := cfg.Model.TrainLen
 	drope := cfg.Model.DropeStep
 	if drope > 0 && st.step >= drope {
 		st.model.DropPositions() // resumed after the drop
 	}
-	g, err := st.model.NewGraph(t.Batch, L, true)
+	n, rank := ranks(comm), 0
+	if comm != nil {
+		rank = comm.Rank()
+	}
+	local := t.Batch / n // the rows of each rank
+	g, err := st.model.NewGraph(local, L, true)
 	if err != nil {
 		return err
 	}
@@ -253,7 +320,12 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 	// evaluation, which can then reuse their memory.
 	defer func() { g.Close() }()
 	step := newStepper(st.model, st.opt, g)
+	if comm != nil {
+		st.allreduce = &allreduce{comm: comm}
+		step.allreduce = st.allreduce
+	}
 	x, y := make([]int, t.Batch*L), make([]int, t.Batch*L)
+	mine := func(v []int) []int { return v[rank*local*L : (rank+1)*local*L] }
 	segSteps := 0
 	for st.step < t.Steps {
 		if drope > 0 && st.step == drope && !st.model.PositionsDropped() {
@@ -264,6 +336,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 				return err
 			}
 			step = newStepper(st.model, st.opt, g)
+			step.allreduce = st.allreduce
 			prog.message(fmt.Sprintf("step %d: DroPE: the rotation is dropped; recalibrating without positions for %d steps", st.step, t.Steps-st.step))
 		}
 		stepStart := time.Now()
@@ -274,7 +347,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 			}
 		}
 		lr := t.LRAt(st.step)
-		loss, norm, err := step.run(x, y, t.Clip, lr)
+		loss, norm, stop, err := step.run(mine(x), mine(y), t.Clip, lr, ctx.Err() != nil)
 		if err != nil {
 			kept := "no checkpoint was written yet"
 			if st.saved != "" {
@@ -295,13 +368,17 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 		elapsed := st.wall()
 		tps := st.tokensPerSecond()
 		prog.step(st.step, loss, tps, elapsed)
-		if st.step%t.LogEvery == 0 || st.step == t.Steps {
-			if err := metrics.write(map[string]any{"step": st.step, "loss": loss, "lr": lr, "grad_norm": norm,
-				"tokens": st.tokens, "tokens_per_second": tps, "elapsed_seconds": elapsed}); err != nil {
+		if (st.step%t.LogEvery == 0 || st.step == t.Steps) && metrics != nil {
+			line := map[string]any{"step": st.step, "loss": loss, "lr": lr, "grad_norm": norm,
+				"tokens": st.tokens, "tokens_per_second": tps, "elapsed_seconds": elapsed}
+			if comm != nil {
+				line["ranks"], line["allreduce_share"] = n, st.allreduceShare()
+			}
+			if err := metrics.write(line); err != nil {
 				return err
 			}
 		}
-		if st.step%t.EvalEvery == 0 && st.step < t.Steps {
+		if st.step%t.EvalEvery == 0 && st.step < t.Steps && dir != "" {
 			// Validate in batches of the training batch's size, and hand the
 			// evaluation graph's memory back afterwards, so that peak memory
 			// stays that of the training graph plus one small batch.
@@ -319,8 +396,8 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 				return err
 			}
 		}
-		interrupted := ctx.Err() != nil
-		if st.step%t.CheckpointEvery == 0 || st.step == t.Steps || interrupted {
+		interrupted := stop || (comm == nil && ctx.Err() != nil)
+		if (st.step%t.CheckpointEvery == 0 || st.step == t.Steps || interrupted) && dir != "" {
 			if err := st.save(dir, cfg); err != nil {
 				return err
 			}
@@ -341,6 +418,9 @@ type stepper struct {
 	opt           *AdamW
 	params, grads [][]float32
 	decay         []bool
+	// allreduce, in a data-parallel run, averages the gradients and the
+	// loss over the ranks.
+	allreduce *allreduce
 }
 
 func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
@@ -359,9 +439,13 @@ func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
 // update at learning rate lr, and the position parameters projected back
 // into their domain (model.Project). A non-finite loss or gradient norm stops
 // it before the update, with an error; the weights are then unchanged.
-func (s *stepper) run(x, y []int, clip, lr float64) (loss, norm float64, err error) {
+//
+// In a data-parallel run it also averages the gradients and the loss over
+// the ranks and returns whether any rank asked to stop (stop is this
+// rank's request); alone it returns stop as given.
+func (s *stepper) run(x, y []int, clip, lr float64, stop bool) (loss, norm float64, stopAll bool, err error) {
 	if err := s.g.Execute(x, y); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	loss = s.g.LossValue()
 	if faultNaNLoss(s.opt.Step + 1) { // only in fault-injection builds
@@ -370,13 +454,27 @@ func (s *stepper) run(x, y []int, clip, lr float64) (loss, norm float64, err err
 	for i := range s.grads {
 		s.grads[i] = s.g.GradData(i)
 	}
+	if s.allreduce != nil {
+		if loss, stop, err = s.allreduce.run(s.grads, loss, stop); err != nil {
+			return 0, 0, false, fmt.Errorf("all-reduce: %w", err)
+		}
+	}
 	norm = GlobalNorm(s.grads)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return loss, norm, fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
+		return loss, norm, stop, fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
 	}
 	s.opt.UpdateScaled(s.params, s.grads, s.decay, lr, ClipScale(norm, clip)) // clipped as ClipGlobalNorm does
 	s.m.Project()
-	return loss, norm, nil
+	return loss, norm, stop, nil
+}
+
+// allreduceShare is the share of the segment's timed step time spent in
+// the all-reduce (0 for a single process).
+func (st *state) allreduceShare() float64 {
+	if st.allreduce == nil || st.stepSeconds+st.warmSeconds == 0 {
+		return 0
+	}
+	return st.allreduce.seconds / (st.stepSeconds + st.warmSeconds)
 }
 
 // tokensPerSecond is the training throughput: over the steps after each

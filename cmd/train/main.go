@@ -40,6 +40,17 @@ func command(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	set := cli.Set(fs)
+	comm, finalize, err := world()
+	if err != nil {
+		fmt.Fprintf(stderr, "train: %v\n", err)
+		return 2
+	}
+	defer finalize()
+	stdout, stderr, printErr := rankOutput(comm, stdout, stderr)
+	quiet := stderr
+	if !printErr(nil) { // another rank than 0: its own errors only
+		quiet = io.Discard
+	}
 	if set["steps"] && *steps < 1 {
 		fmt.Fprintf(stderr, "train: --steps must be positive, got %d\n", *steps)
 		return 2
@@ -72,18 +83,32 @@ func command(args []string, stdout, stderr io.Writer) int {
 		case <-done:
 		}
 	}()
-	terminal := cli.IsTerminal(stderr)
-	if *resume {
-		fmt.Fprintf(stderr, "resuming %s (pos %s, seed %d, %d steps)\n", cfg.RunDir(), cfg.Model.Label(), cfg.Model.Seed, cfg.Train.Steps)
-	} else {
-		fmt.Fprintf(stderr, "training %s (pos %s, seed %d, %d steps) into %s\n", *configPath, cfg.Model.Label(), cfg.Model.Seed, cfg.Train.Steps, cfg.RunDir())
+	terminal := cli.IsTerminal(stderr) && quiet == stderr
+	n := 1
+	if comm != nil {
+		n = comm.Size()
 	}
-	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: stderr, Terminal: terminal,
-		CorpusProgress: cli.CorpusProgress(stderr, terminal), Unlocked: *noLock})
+	ranksNote := ""
+	if n > 1 {
+		ranksNote = fmt.Sprintf(" on %d ranks", n)
+	}
+	if *resume {
+		fmt.Fprintf(quiet, "resuming %s (pos %s, seed %d, %d steps)\n", cfg.RunDir(), cfg.Model.Label(), cfg.Model.Seed, cfg.Train.Steps)
+	} else {
+		fmt.Fprintf(quiet, "training %s (pos %s, seed %d, %d steps%s) into %s\n", *configPath, cfg.Model.Label(), cfg.Model.Seed, cfg.Train.Steps, ranksNote, cfg.RunDir())
+	}
+	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: quiet, Terminal: terminal,
+		CorpusProgress: cli.CorpusProgress(quiet, terminal), Unlocked: *noLock, Comm: comm})
 	close(done)
+	if err != nil && !printErr(err) {
+		stderr = io.Discard
+	}
+	if err == nil && quiet != stderr {
+		return 0 // another rank: rank 0 reports the run
+	}
 	switch {
 	case errors.Is(err, train.ErrInterrupted):
-		fmt.Fprintf(stderr, "train: %v\nresume with: %s\n", err, resumeCommand(cfg, *noLock))
+		fmt.Fprintf(stderr, "train: %v\nresume with: %s\n", err, resumeCommand(cfg, *noLock, n))
 		if got == syscall.SIGTERM {
 			return 128 + int(syscall.SIGTERM)
 		}
@@ -190,8 +215,11 @@ func withSteps(cfg train.Config, f flagValues) train.Config {
 
 // resumeCommand is the command that continues the run cfg describes: its
 // run directory holds the settings it was started with.
-func resumeCommand(cfg train.Config, noLock bool) string {
+func resumeCommand(cfg train.Config, noLock bool, ranks int) string {
 	cmd := "go run ./cmd/train --out " + cfg.RunDir() + " --resume"
+	if ranks > 1 {
+		cmd = fmt.Sprintf("mpirun -np %d go run -tags mpi ./cmd/train --out %s --resume", ranks, cfg.RunDir())
+	}
 	if noLock {
 		cmd += " --no-lock"
 	}
