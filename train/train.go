@@ -275,7 +275,10 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		Params: st.model.Weights.NumParams(), Pos: cfg.Model.Pos, TrainLen: cfg.Model.TrainLen,
 		Checkpoint: model.CheckpointPath(dir, st.step), Corpus: corpus.Spec, CorpusBytes: len(corpus.Bytes),
 		CorpusSHA256: corpus.SHA256, GoVersion: corpus.GoVersion, Processor: osutil.Processor(),
-		Kernels: layers.Kernels(st.model.Precision), Ranks: ranks(comm), AllreduceShare: st.allreduceShare()}
+		Kernels: layers.Kernels(st.model.Precision), AllreduceShare: st.allreduceShare()}
+	if n := ranks(comm); n > 1 {
+		sum.Ranks = n
+	}
 	sum.TokensPerSecond = st.tokensPerSecond()
 	if err := metrics.write(map[string]any{"step": st.step, "val_loss": r.NatsPerToken, "val_ppl": r.PPL,
 		"val_bits_per_byte": r.BitsPerByte, "val_tokens": r.Tokens, "elapsed_seconds": sum.WallSeconds}); err != nil {

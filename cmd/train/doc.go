@@ -143,6 +143,37 @@
 // writers on one node only). Where the file system refuses locks, the
 // command stops before writing anything and names --no-lock.
 //
+// # One run on several machines (MPI)
+//
+// Built with the tag mpi (Open MPI through cgo; Debian: libopenmpi-dev and
+// openmpi-bin) and started by mpirun, or by srun or mpirun inside a Slurm
+// allocation, the command trains one run on every process the launcher
+// started (its ranks), data-parallel:
+//
+//	mpirun -np 4 --hostfile hosts go run -tags mpi ./cmd/train --config configs/small.yaml
+//	sbatch --ntasks=4 --wrap "mpirun go run -tags mpi ./cmd/train --config configs/small.yaml"
+//
+// train.batch is split across the ranks (refused in one line when their
+// number does not divide it): every rank draws every step's whole batch from
+// the one sampler and trains on its share of the windows, so the windows a
+// step trains on do not depend on the number of ranks, and a run resumed
+// with another number (or as a single process) continues the same sequence.
+// One all-reduce a step sums the ranks' gradients over a flat float32
+// buffer; every rank takes the same AdamW step and holds the same weights.
+// Threads per rank are as for a single process (all the rank's cores; with
+// several ranks on one machine, set GOMAXPROCS). Every rank needs the corpus
+// and the program; rank 0 alone reads and writes the run directory (it need
+// not be shared) and sends the others the state it starts from. At the
+// start, every rank's config, executable, corpus and tokenizer are compared
+// with rank 0's: a difference stops the run with one line naming the rank
+// and what differs. summary.json and each metrics line give the ranks and
+// the all-reduce's share of the step time. A rank killed or lost ends the
+// job (mpirun says which rank); the last checkpoint is intact, and the
+// printed command (mpirun -np N go run -tags mpi ./cmd/train --out DIR
+// --resume) continues the run. A build without the tag started as one of
+// several processes refuses in one line, saying how to build for MPI,
+// rather than training copies of the run.
+//
 // # Exit status
 //
 //	0    the run finished, was already finished, or --help was asked for
