@@ -2,6 +2,8 @@ package train
 
 import (
 	"crypto/sha256"
+	"errors"
+	"slices"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -45,34 +47,77 @@ func ranks(comm Comm) int {
 // only: each rank passes its own error; if any rank has one, every rank
 // returns an error (its own, or one naming the first rank that failed), so
 // that no rank waits for another that has stopped.
-func agree(comm Comm, err error) error {
+//
+// The others' error wraps the first failing rank's kind (ErrFinished,
+// ErrRunLocked, ErrRunExists, ErrPastSteps, ErrInterrupted), so that every
+// rank exits as that rank does.
+func agree(comm Comm, err error) error { return Agree(comm, err) }
+
+// Agree is agree for a command: the collective check of an error that some
+// ranks may have and others not (nil comm: err itself).
+func Agree(comm Comm, err error) error {
 	if ranks(comm) == 1 {
 		return err
 	}
 	flags := make([]float32, comm.Size())
 	if err != nil {
-		flags[comm.Rank()] = 1
+		flags[comm.Rank()] = float32(1 + kindOf(err))
 	}
 	if e := comm.AllreduceSum(flags); e != nil {
 		return e
 	}
 	if err != nil {
-		return &RankError{Rank: comm.Rank(), Err: err}
+		first := slices.IndexFunc(flags, func(f float32) bool { return f != 0 }) == comm.Rank()
+		return &RankError{Rank: comm.Rank(), Err: err, First: first}
 	}
 	for r, f := range flags {
 		if f != 0 {
-			return fmt.Errorf("rank %d stopped (its error is in its own output)", r)
+			if k := int(f) - 1; k > 0 {
+				return &agreedError{fmt.Errorf("rank %d stopped: %w", r, errKinds[k])}
+			}
+			return &agreedError{fmt.Errorf("rank %d stopped (its error is in its own output)", r)}
 		}
 	}
 	return nil
 }
 
-// RankError is an error that one rank of a data-parallel run met on its
-// own (the others return an error naming that rank): a command prints it
-// from every rank that has one, and the others' errors from rank 0 alone.
+// errKinds are the errors whose kind agree passes on: index 0 is any other.
+var errKinds = []error{nil, ErrFinished, ErrRunLocked, ErrRunExists, ErrPastSteps, ErrInterrupted}
+
+func kindOf(err error) int {
+	for k, e := range errKinds[1:] {
+		if errors.Is(err, e) {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// agreedError is an error every rank of a data-parallel run knows of: they
+// all stop, so none need be aborted.
+type agreedError struct{ error }
+
+func (e *agreedError) Unwrap() error { return e.error }
+
+// Agreed reports whether every rank of a data-parallel run returns an
+// error with err, so that each can just exit: an error found by a
+// collective check, one that the identical config gives every rank, or a
+// stop every rank agreed on. A rank with another error must end the job
+// (mpi's Abort), or the others wait for it for ever.
+func Agreed(err error) bool {
+	var a *agreedError
+	var r *RankError
+	return errors.As(err, &a) || errors.As(err, &r)
+}
+
+// RankError is an error that a rank of a data-parallel run met on its own
+// (the others return an error naming the first such rank). First says that
+// no lower rank failed: a command prints the error of that rank alone
+// (ranks that fail together mostly fail alike).
 type RankError struct {
-	Rank int
-	Err  error
+	Rank  int
+	Err   error
+	First bool
 }
 
 func (e *RankError) Error() string { return e.Err.Error() }
@@ -148,7 +193,7 @@ func checkSame(comm Comm, f fingerprint, upTo int) error {
 			}
 		}
 		if len(bad) > 0 {
-			return fmt.Errorf("rank %d of %d has another %s than rank 0: every rank must run the same program on the same config, corpus and tokenizer", r, comm.Size(), strings.Join(bad, ", "))
+			return &agreedError{fmt.Errorf("rank %d of %d has another %s than rank 0: every rank must run the same program on the same config, corpus and tokenizer", r, comm.Size(), strings.Join(bad, ", "))}
 		}
 	}
 	return nil
@@ -224,10 +269,11 @@ func unsafeBytes(v []float32) []byte {
 // averaged. It returns the mean loss and whether any rank asked to stop,
 // and adds the call's time to seconds.
 type allreduce struct {
-	comm    Comm
-	flat    []float32
-	seconds float64
-	bytes   int // of one call's buffer
+	comm Comm
+	flat []float32
+	// seconds is this segment's time in the all-reduce, steps its steps'
+	// time (see state.allreduceShare).
+	seconds, steps float64
 }
 
 func (a *allreduce) run(grads [][]float32, loss float64, stop bool) (float64, bool, error) {
@@ -252,7 +298,6 @@ func (a *allreduce) run(grads [][]float32, loss float64, stop bool) (float64, bo
 		return 0, false, err
 	}
 	a.seconds += time.Since(t0).Seconds()
-	a.bytes = 4 * len(a.flat)
 	inv := 1 / float32(a.comm.Size())
 	at = 0
 	for _, g := range grads {

@@ -77,7 +77,7 @@ func LoadStepBench(path, variant string) (*StepBench, error) {
 // schedule. The batch is the same every time.
 func (sb *StepBench) Run(i int) error {
 	t := sb.cfg.Train
-	if _, _, _, err := sb.step.run(sb.x, sb.y, t.Clip, t.LRAt(i), false); err != nil {
+	if _, _, _, err := sb.step.run(sb.x, sb.y, t.Clip, t.LRAt(i), func() bool { return false }); err != nil {
 		return fmt.Errorf("%s: training step: %w", sb.cfg.Name, err)
 	}
 	return nil

@@ -133,10 +133,10 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, agreed(comm, err) // the same config on every rank: the same error
 	}
-	if n := ranks(comm); cfg.Train.Batch%n != 0 {
-		return nil, fmt.Errorf("train.batch (%d) must be divisible by the %d ranks: each trains on an equal share of every step's windows", cfg.Train.Batch, n)
+	if err := CheckRanks(cfg, ranks(comm)); err != nil {
+		return nil, agreed(comm, err)
 	}
 	logw := opt.Log
 	if logw == nil || rank != 0 {
@@ -335,7 +335,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 			// DroPE: the rotation goes, the run trains on without it.
 			st.model.DropPositions()
 			g.Close()
-			if g, err = st.model.NewGraph(t.Batch, L, true); err != nil {
+			if g, err = st.model.NewGraph(local, L, true); err != nil {
 				return err
 			}
 			step = newStepper(st.model, st.opt, g)
@@ -350,7 +350,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 			}
 		}
 		lr := t.LRAt(st.step)
-		loss, norm, stop, err := step.run(mine(x), mine(y), t.Clip, lr, ctx.Err() != nil)
+		loss, norm, stop, err := step.run(mine(x), mine(y), t.Clip, lr, func() bool { return ctx.Err() != nil })
 		if err != nil {
 			kept := "no checkpoint was written yet"
 			if st.saved != "" {
@@ -359,6 +359,9 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 			return fmt.Errorf("step %d: %w (%s)", st.step+1, err, kept)
 		}
 		st.step++
+		if st.allreduce != nil {
+			st.allreduce.steps += time.Since(stepStart).Seconds()
+		}
 		st.tokens += int64(t.Batch * L)
 		st.loss = loss
 		if segSteps++; segSteps > warmSteps {
@@ -399,7 +402,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 				return err
 			}
 		}
-		interrupted := stop || (comm == nil && ctx.Err() != nil)
+		interrupted := stop
 		if (st.step%t.CheckpointEvery == 0 || st.step == t.Steps || interrupted) && dir != "" {
 			if err := st.save(dir, cfg); err != nil {
 				return err
@@ -407,7 +410,7 @@ func (st *state) trainSteps(ctx context.Context, dir string, cfg Config, valTok 
 		}
 		if interrupted && st.step < t.Steps {
 			prog.finish()
-			return fmt.Errorf("%w at step %d; checkpoint saved in %s", ErrInterrupted, st.step, dir)
+			return agreed(comm, fmt.Errorf("%w at step %d; checkpoint saved in %s", ErrInterrupted, st.step, dir))
 		}
 	}
 	prog.finish()
@@ -444,9 +447,9 @@ func newStepper(m *model.Model, opt *AdamW, g *model.Graph) *stepper {
 // it before the update, with an error; the weights are then unchanged.
 //
 // In a data-parallel run it also averages the gradients and the loss over
-// the ranks and returns whether any rank asked to stop (stop is this
-// rank's request); alone it returns stop as given.
-func (s *stepper) run(x, y []int, clip, lr float64, stop bool) (loss, norm float64, stopAll bool, err error) {
+// the ranks and returns whether any rank asked to stop (stop, asked just
+// before the all-reduce, is this rank's request); alone it returns stop().
+func (s *stepper) run(x, y []int, clip, lr float64, stopAsked func() bool) (loss, norm float64, stop bool, err error) {
 	if err := s.g.Execute(x, y); err != nil {
 		return 0, 0, false, err
 	}
@@ -457,6 +460,7 @@ func (s *stepper) run(x, y []int, clip, lr float64, stop bool) (loss, norm float
 	for i := range s.grads {
 		s.grads[i] = s.g.GradData(i)
 	}
+	stop = stopAsked()
 	if s.allreduce != nil {
 		if loss, stop, err = s.allreduce.run(s.grads, loss, stop); err != nil {
 			return 0, 0, false, fmt.Errorf("all-reduce: %w", err)
@@ -464,7 +468,11 @@ func (s *stepper) run(x, y []int, clip, lr float64, stop bool) (loss, norm float
 	}
 	norm = GlobalNorm(s.grads)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return loss, norm, stop, fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
+		err := fmt.Errorf("non-finite loss %g or gradient norm %g; stopping without a checkpoint", loss, norm)
+		if s.allreduce != nil {
+			err = &agreedError{err} // every rank holds the same loss and gradients
+		}
+		return loss, norm, stop, err
 	}
 	s.opt.UpdateScaled(s.params, s.grads, s.decay, lr, ClipScale(norm, clip)) // clipped as ClipGlobalNorm does
 	s.m.Project()
@@ -474,10 +482,28 @@ func (s *stepper) run(x, y []int, clip, lr float64, stop bool) (loss, norm float
 // allreduceShare is the share of the segment's timed step time spent in
 // the all-reduce (0 for a single process).
 func (st *state) allreduceShare() float64 {
-	if st.allreduce == nil || st.stepSeconds+st.warmSeconds == 0 {
+	if st.allreduce == nil || st.allreduce.steps == 0 {
 		return 0
 	}
-	return st.allreduce.seconds / (st.stepSeconds + st.warmSeconds)
+	return st.allreduce.seconds / st.allreduce.steps
+}
+
+// CheckRanks refuses a data-parallel run of n ranks that do not divide the
+// batch.
+func CheckRanks(cfg Config, n int) error {
+	if cfg.Train.Batch%n != 0 {
+		return fmt.Errorf("train.batch (%d) must be divisible by the %d ranks: each trains on an equal share of every step's windows", cfg.Train.Batch, n)
+	}
+	return nil
+}
+
+// agreed marks err as known to every rank (Agreed), in a data-parallel
+// run.
+func agreed(comm Comm, err error) error {
+	if comm == nil || err == nil {
+		return err
+	}
+	return &agreedError{err}
 }
 
 // tokensPerSecond is the training throughput: over the steps after each

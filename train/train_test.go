@@ -303,7 +303,7 @@ func TestLearnedPositionParameters(t *testing.T) {
 			x, y := make([]int, cfg.Train.Batch*cfg.Model.TrainLen), make([]int, cfg.Train.Batch*cfg.Model.TrainLen)
 			for i := 0; i < 5; i++ {
 				st.sampler.Next(x, y)
-				if _, _, _, err := step.run(x, y, 1, 0.01, false); err != nil {
+				if _, _, _, err := step.run(x, y, 1, 0.01, func() bool { return false }); err != nil {
 					t.Fatal(err)
 				}
 				for k, name := range w.Names {

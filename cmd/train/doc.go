@@ -162,15 +162,22 @@
 // buffer; every rank takes the same AdamW step and holds the same weights.
 // Threads per rank are as for a single process (all the rank's cores; with
 // several ranks on one machine, set GOMAXPROCS). Every rank needs the corpus
-// and the program; rank 0 alone reads and writes the run directory (it need
-// not be shared) and sends the others the state it starts from. At the
+// and the program; rank 0 alone writes the run directory and sends the
+// others the state it starts from (a fresh run's directory need not be
+// shared; to resume, every rank reads its config and tokenizer.json, so it
+// must be reachable from every machine). At the
 // start, every rank's config, executable, corpus and tokenizer are compared
 // with rank 0's: a difference stops the run with one line naming the rank
 // and what differs. summary.json and each metrics line give the ranks and
 // the all-reduce's share of the step time. A rank killed or lost ends the
-// job (mpirun says which rank); the last checkpoint is intact, and the
-// printed command (mpirun -np N go run -tags mpi ./cmd/train --out DIR
-// --resume) continues the run. A build without the tag started as one of
+// job (mpirun says which rank); an error on one rank alone is printed with
+// the rank and ends the job (MPI_Abort); the last checkpoint is intact, and
+// the printed command (mpirun -np N go run -tags mpi ./cmd/train --out DIR
+// --resume) continues the run. SIGINT or SIGTERM to mpirun stops every rank
+// after the same step, with a checkpoint, if the step ends before mpirun's
+// own deadline (it kills the ranks one second after SIGTERM; give a longer
+// one with --mca odls_base_sigkill_timeout SECONDS, or signal the ranks
+// themselves: Slurm's --signal). A build without the tag started as one of
 // several processes refuses in one line, saying how to build for MPI,
 // rather than training copies of the run.
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/alibi-go/alibi/model"
 	"github.com/alibi-go/alibi/model/osutil"
 	"github.com/alibi-go/alibi/train"
+	"github.com/alibi-go/alibi/train/mpi"
 )
 
 const summary = `train: train a language model from a YAML config into a run directory.
@@ -42,31 +43,35 @@ func command(args []string, stdout, stderr io.Writer) int {
 	set := cli.Set(fs)
 	comm, finalize, err := world()
 	if err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 2
+		if _, rank := mpi.Launched(); rank == 0 { // every rank has it: print it once
+			fmt.Fprintf(stderr, "train: %v\n", err)
+		}
+		return 1
 	}
 	defer finalize()
-	stdout, stderr, printErr := rankOutput(comm, stdout, stderr)
-	quiet := stderr
-	if !printErr(nil) { // another rank than 0: its own errors only
-		quiet = io.Discard
+	stdout, quiet, report := rankOutput(comm, stdout, stderr)
+	code, err := 0, error(nil)
+	switch {
+	case set["steps"] && *steps < 1:
+		code, err = 2, fmt.Errorf("--steps must be positive, got %d", *steps)
+	case set["seed"] && *seed < 0:
+		code, err = 2, fmt.Errorf("--seed must not be negative, got %d", *seed)
 	}
-	if set["steps"] && *steps < 1 {
-		fmt.Fprintf(stderr, "train: --steps must be positive, got %d\n", *steps)
-		return 2
+	var cfg train.Config
+	if err == nil {
+		code = 1
+		if cfg, err = runConfig(flagValues{config: *configPath, out: *out, pos: *pos, steps: *steps, seed: uint64(*seed), resume: *resume, set: set}); err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil && comm != nil {
+			err = train.CheckRanks(cfg, comm.Size())
+		}
 	}
-	if set["seed"] && *seed < 0 {
-		fmt.Fprintf(stderr, "train: --seed must not be negative, got %d\n", *seed)
-		return 2
+	if comm != nil { // every rank's verdict, so that none waits for another
+		err = train.Agree(comm, err)
 	}
-	cfg, err := runConfig(flagValues{config: *configPath, out: *out, pos: *pos, steps: *steps, seed: uint64(*seed), resume: *resume, set: set})
 	if err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 1
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 1
+		return report(code, err, "")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -78,7 +83,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	go func() {
 		select {
 		case got = <-sigs:
-			fmt.Fprintf(stderr, "\ntrain: %v received: finishing the current step and saving a checkpoint\n", got)
+			fmt.Fprintf(quiet, "\ntrain: %v received: finishing the current step and saving a checkpoint\n", got)
 			cancel()
 		case <-done:
 		}
@@ -100,34 +105,26 @@ func command(args []string, stdout, stderr io.Writer) int {
 	sum, err := train.Train(ctx, cfg, train.Options{Resume: *resume, Log: quiet, Terminal: terminal,
 		CorpusProgress: cli.CorpusProgress(quiet, terminal), Unlocked: *noLock, Comm: comm})
 	close(done)
-	if err != nil && !printErr(err) {
-		stderr = io.Discard
-	}
 	if err == nil && quiet != stderr {
 		return 0 // another rank: rank 0 reports the run
 	}
 	switch {
 	case errors.Is(err, train.ErrInterrupted):
-		fmt.Fprintf(stderr, "train: %v\nresume with: %s\n", err, resumeCommand(cfg, *noLock, n))
+		code := 128 + int(syscall.SIGINT)
 		if got == syscall.SIGTERM {
-			return 128 + int(syscall.SIGTERM)
+			code = 128 + int(syscall.SIGTERM)
 		}
-		return 128 + int(syscall.SIGINT)
+		return report(code, err, "\nresume with: "+resumeCommand(cfg, *noLock, n))
 	case errors.Is(err, train.ErrFinished):
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 0
+		return report(0, err, "")
 	case errors.Is(err, train.ErrRunLocked):
-		fmt.Fprintf(stderr, "train: %v; nothing was changed\n", err)
-		return 1
+		return report(1, err, "; nothing was changed")
 	case errors.Is(err, osutil.ErrLockUnsupported):
-		fmt.Fprintf(stderr, "train: %v; if no other process can write this run, run again with --no-lock\n", err)
-		return 1
+		return report(1, err, "; if no other process can write this run, run again with --no-lock")
 	case errors.Is(err, train.ErrRunExists):
-		fmt.Fprintf(stderr, "train: %v; continue it with --resume, or train into another directory with --out DIR\n", err)
-		return 1
+		return report(1, err, "; continue it with --resume, or train into another directory with --out DIR")
 	case err != nil:
-		fmt.Fprintf(stderr, "train: %v\n", err)
-		return 1
+		return report(1, err, "")
 	}
 	fmt.Fprintf(stdout, "done: %d steps, %d tokens in %.1fs (%.0f tokens/s); final train loss %.4f; validation loss %.4f, perplexity %.3f, %.4f bits per byte\n",
 		sum.Steps, sum.Tokens, sum.WallSeconds, sum.TokensPerSecond, sum.FinalTrainLoss, sum.ValLoss, sum.ValPPL, sum.ValBitsPerByte)

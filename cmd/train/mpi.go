@@ -30,14 +30,42 @@ func world() (train.Comm, func(), error) {
 }
 
 // rankOutput returns where a rank writes: rank 0 (or a single process) to
-// stdout and stderr, another rank nowhere but its own errors (see
-// train.RankError), so that a job prints each line once.
-func rankOutput(comm train.Comm, stdout, stderr io.Writer) (out, errw io.Writer, printErr func(error) bool) {
-	if comm == nil || comm.Rank() == 0 {
-		return stdout, stderr, func(error) bool { return true }
+// stdout and stderr, another rank nowhere (rank 0 reports the run), and
+// report, which prints an error (with its suffix) once for the job and
+// returns code: a single process's, or an error every rank knows of
+// (train.Agreed) from rank 0 or, when it is one rank's own
+// (train.RankError), from the lowest rank that has one. A rank's error the
+// others do not know of is printed with the rank and ends the job
+// (MPI_Abort), or they would wait for that rank for ever.
+func rankOutput(comm train.Comm, stdout, stderr io.Writer) (out, quiet io.Writer, report func(code int, err error, suffix string) int) {
+	if comm == nil {
+		return stdout, stderr, func(code int, err error, suffix string) int {
+			fmt.Fprintf(stderr, "train: %v%s\n", err, suffix)
+			return code
+		}
 	}
-	return io.Discard, stderr, func(err error) bool {
+	rank, size := comm.Rank(), comm.Size()
+	out, quiet = stdout, stderr
+	if rank != 0 {
+		out, quiet = io.Discard, io.Discard
+	}
+	return out, quiet, func(code int, err error, suffix string) int {
 		var re *train.RankError
-		return errors.As(err, &re) && re.Rank == comm.Rank()
+		switch {
+		case errors.As(err, &re):
+			if re.First {
+				fmt.Fprintf(stderr, "train: rank %d of %d: %v%s\n", rank, size, err, suffix)
+			}
+		case train.Agreed(err):
+			if rank == 0 {
+				fmt.Fprintf(stderr, "train: %v%s\n", err, suffix)
+			}
+		default:
+			fmt.Fprintf(stderr, "train: rank %d of %d: %v%s\n", rank, size, err, suffix)
+			if a, ok := comm.(interface{ Abort(int) }); ok {
+				a.Abort(max(code, 1))
+			}
+		}
+		return code
 	}
 }

@@ -13,13 +13,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/alibi-go/alibi/train/mpi"
 )
 
 // A launch of several processes of a build without MPI is refused in one
 // line, before anything is read or written: each would train a copy.
 func TestLaunchedWithoutMPI(t *testing.T) {
+	if mpi.Built {
+		t.Skip("built with MPI: the test is of a build without it")
+	}
 	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
-	t.Setenv("OMPI_COMM_WORLD_RANK", "1")
+	t.Setenv("OMPI_COMM_WORLD_RANK", "0") // rank 0 prints it; the others, which have it too, do not
 	var out, errb bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "run")
 	code := command([]string{"--config", "../../configs/micro.yaml", "--out", dir}, &out, &errb)
@@ -160,6 +165,16 @@ func TestMPIEqualsOneProcess(t *testing.T) {
 	if err == nil || strings.Count(out, "divisible by the 3 ranks") != 1 {
 		t.Fatalf("3 ranks: %v\n%s", err, out)
 	}
+	// DroPE rebuilds the graph of each rank's share at its step.
+	drope := strings.Replace(readFile(t, cfg), "pos: alibi", "pos: rope\n  drope_step: 50", 1)
+	dropeCfg := writeFile(t, t.TempDir(), "drope.yaml", drope)
+	for name, np := range map[string]int{"drope-one": 0, "drope-two": 2} {
+		if out, err := mpiRun(t, bin, mpirun, np, "--config", dropeCfg, "--out", filepath.Join(dir, name)); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+	}
+	closeLosses(t, "DroPE, one process and two ranks", losses(t, filepath.Join(dir, "drope-one")), losses(t, filepath.Join(dir, "drope-two")), 1e-5)
+
 	other := strings.Replace(readFile(t, cfg), "lr: 3.0e-3", "lr: 2.0e-3", 1)
 	otherCfg := writeFile(t, t.TempDir(), "micro.yaml", other)
 	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "1", bin, "--config", cfg, "--out", filepath.Join(dir, "mixed"),

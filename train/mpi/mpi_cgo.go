@@ -54,6 +54,11 @@ func World() (*Comm, error) {
 			err0 = fmt.Errorf("mpi: MPI_Init_thread failed (code %d)", int(rc))
 			return
 		}
+		if provided < C.MPI_THREAD_FUNNELED {
+			err0 = fmt.Errorf("mpi: the MPI library grants thread level %d, below MPI_THREAD_FUNNELED", int(provided))
+			C.abort_world(1)
+			return
+		}
 		world = &Comm{size: int(C.world_size()), rank: int(C.world_rank())}
 	})
 	return world, err0
