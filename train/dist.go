@@ -2,14 +2,14 @@ package train
 
 import (
 	"crypto/sha256"
-	"errors"
-	"slices"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
