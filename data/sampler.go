@@ -300,17 +300,17 @@ func (s *Sampler) tokenEpisodeRow(x, y []int) bool {
 // Tasks mix one after another: a row is the first task's with its
 // probability, else the next's with its own. It returns an error for an
 // unknown task, a fraction outside [0, 1) or a window shorter than the
-// task's shortest episode.
+// task's shortest episode (which a score at the window's length must hold).
 func (s *Sampler) MixRecall(task string, frac float64, tok Tokenizer) error {
 	if !(frac >= 0 && frac < 1) {
-		return fmt.Errorf("sampler: %s fraction %v is not in [0, 1)", task, frac)
+		return fmt.Errorf("the fraction of %s episodes, %v, is not in [0, 1)", task, frac)
 	}
 	r, err := NewRecall(task, s.tokens, tok, 0)
 	if err != nil {
 		return err
 	}
-	if frac > 0 && s.length+1 < r.MinLength() {
-		return fmt.Errorf("sampler: a %s episode needs windows of at least %d tokens, the window is %d", task, r.MinLength()-1, s.length)
+	if frac > 0 && s.length < r.MinLength() {
+		return fmt.Errorf("an episode of %s needs windows of at least %d tokens (so that the run can be scored at its own length), the window is %d", task, r.MinLength(), s.length)
 	}
 	if frac > 0 {
 		s.recall = append(s.recall, recallMix{task: task, frac: frac, tok: tok})

@@ -308,6 +308,17 @@ func (c Config) Validate() error {
 	case c.Data.Passkey > 0 && spec.Kind == data.ByteTokenizerName && c.Model.TrainLen+1 < data.PasskeyWindowMin:
 		return fmt.Errorf("data.passkey needs model.train_len of at least %d to hold an episode, got %d", data.PasskeyWindowMin-1, c.Model.TrainLen)
 	}
+	for _, mix := range []struct {
+		task string
+		frac float64
+	}{{data.TaskMQAR, c.Data.MQAR}, {data.TaskMultiKey, c.Data.MultiKey}} {
+		if !(mix.frac >= 0 && mix.frac < 1) {
+			return fmt.Errorf("data.%s must be in [0, 1), got %g", mix.task, mix.frac)
+		}
+		if r, _ := data.NewRecall(mix.task, []uint32{0}, data.ByteTokenizer{}, 0); mix.frac > 0 && spec.Kind == data.ByteTokenizerName && c.Model.TrainLen < r.MinLength() {
+			return fmt.Errorf("data.%s needs model.train_len of at least %d to hold an episode, got %d", mix.task, r.MinLength(), c.Model.TrainLen)
+		}
+	}
 	return nil
 }
 

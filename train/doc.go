@@ -24,16 +24,18 @@
 //	  seed: 1337              # default 1337; initialisation; the data order uses seed+1
 //	  logit_scale: none       # default none; log-length: every query times s_h·ln(n), n the keys it sees, s_h learned
 //	  random_positions: 0     # default 0 (off); M >= train_len: each step's windows stand at a sorted draw of distinct
-//	                          # positions from [0, M) (randomized positional encodings; schemes with a table, rotation or bias)
-//	  drope_step: 0           # default 0 (off); rope only: DroPE drops the rotation from this step on, and evaluation has none
+//	                          # positions from [0, M) (randomized positional encodings; sinusoidal, rope, alibi, t5, kerple, fire)
+//	  drope_step: 0           # default 0 (off), below train.steps; rope only: DroPE drops the rotation after this many
+//	                          # steps, the rest recalibrate without it, and evaluation has none
 //	data:
 //	  corpus: builtin:opticks # default; or goroot:src, a text file, or a directory (read recursively, sorted)
 //	  val_frac: 0.1           # default; the last 10% of the bytes are the validation split
 //	  tokenizer: bytes        # default bytes; bpe:N (a byte-level BPE of N tokens trained on the training split),
 //	                          # or the path of a Hugging Face tokenizer.json (byte-level BPE)
 //	  passkey: 0              # default 0; fraction of training windows that are passkey episodes, in [0, 1), in the run's tokens
-//	  mqar: 0                 # default 0; fraction of the other windows that are multi-query associative recall episodes
-//	  multikey: 0             # default 0; fraction of the rest that are multi-key needle episodes (windows of 105+ tokens)
+//	  mqar: 0                 # default 0; in [0, 1): fraction of the other windows that are multi-query associative
+//	                          # recall episodes (train_len 51 or more in bytes)
+//	  multikey: 0             # default 0; in [0, 1): fraction of the rest that are multi-key needle episodes (106 or more)
 //	train:
 //	  batch: 16               # required
 //	  steps: 2000             # required

@@ -53,7 +53,11 @@
 //		has the accuracy by length (in brackets, of the answers whose value
 //		stands L or more tokens back) and by distance, with each run's
 //		effective context (the longest length whose accuracy is at least
-//		half its accuracy up to L); --json the eval.RecallReport. A model
+//		half its accuracy up to L); --json the eval.RecallReport: per run,
+//		points by length (queries, correct, accuracy, accuracy_past_L of
+//		the answers whose value stands L or more tokens back, -1 when none
+//		does), by_distance in powers of two, short_accuracy and
+//		effective_context (0 when the run answers nothing up to L). A model
 //		learns the tasks only if it trained on their episodes (data.mqar,
 //		data.multikey).
 //	--data FILE

@@ -145,8 +145,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	if *recallList != "" {
 		for _, t := range strings.Split(*recallList, ",") {
 			t = strings.TrimSpace(t)
-			if !slices.Contains(data.RecallTasks, t) || slices.Contains(o.recall, t) {
-				return fail("--recall: %q is not one of %s, or is given twice", t, strings.Join(data.RecallTasks, ", "))
+			if !slices.Contains(data.RecallTasks, t) {
+				return fail("--recall: %q is not one of %s", t, strings.Join(data.RecallTasks, ", "))
+			}
+			if slices.Contains(o.recall, t) {
+				return fail("--recall lists %s twice", t)
 			}
 			o.recall = append(o.recall, t)
 		}

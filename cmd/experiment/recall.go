@@ -68,9 +68,13 @@ func recallRun(r *eval.Trained, dir, task string, lengths []int, o options, made
 		return err
 	}
 	minLen := recallMin(task, r.Tokenizer)
+	all := lengths
 	lengths = slices.DeleteFunc(slices.Clone(lengths), func(l int) bool { return l < minLen })
 	if len(lengths) == 0 {
 		return fmt.Errorf("%s: no evaluation length holds an episode (%d tokens at least)", task, minLen)
+	}
+	if len(lengths) < len(all) {
+		fmt.Fprintf(stderr, "%s %s: the lengths below %d tokens hold no episode: scored at %v only\n", dir, task, minLen, lengths)
 	}
 	filler, err := r.TrainingTokens(cli.CorpusProgress(stderr, terminal))
 	if err != nil {

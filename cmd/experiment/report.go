@@ -414,6 +414,9 @@ func reproduce(o options) string {
 	if o.distances != nil {
 		cmd += fmt.Sprintf(" --passkey %s --passkey-episodes %d", o.passkeyList, o.episodes)
 	}
+	if o.recall != nil {
+		cmd += fmt.Sprintf(" --recall %s --recall-episodes %d", strings.Join(o.recall, ","), o.recallEpisodes)
+	}
 	if o.besidePath != "" {
 		cmd += " --beside " + o.besidePath
 	}

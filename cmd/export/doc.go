@@ -18,7 +18,7 @@
 //	rope        gptneox (the whole head rotated in the half-split layout, base 10000)
 //	sinusoidal  gpt2 with the table of --context positions: llama.cpp cannot go past them
 //
-// t5, kerple, fire, fox and log-length scaling have no counterpart in
+// t5, kerple, fire, fox, stick-breaking, pope and log-length scaling have no counterpart in
 // llama.cpp and are refused, in one line that says why. The tokenizer is
 // the run's, as llama.cpp's byte-level BPE vocabulary: llama.cpp encodes a
 // text to the ids the project does. --help prints the flags.

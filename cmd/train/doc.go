@@ -28,8 +28,11 @@
 //		into the config's own run.
 //	--pos SCHEME
 //		The position scheme, overriding the config's model.pos: alibi,
-//		sinusoidal, none, rope, t5, kerple, fire, fox, or a scheme a
-//		program registered (position.Register).
+//		sinusoidal, none, rope, t5, kerple, fire, fox, stick-breaking,
+//		pope, or a scheme a program registered (position.Register). The
+//		training variants are config keys (model.random_positions,
+//		model.drope_step); cmd/experiment's labels such as rope+drope set
+//		them.
 //	--steps N
 //		Training steps, overriding the config's train.steps; at least 1.
 //		With --resume, continue the run to N steps.

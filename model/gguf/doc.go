@@ -11,7 +11,7 @@
 //	            under pi, linear rope scaling; under ntk, the base it multiplies
 //	sinusoidal  gpt2, the table written as the position embedding of Options.Context rows
 //
-// t5, kerple, fire, fox, log-length scaling, and the extensions yarn (its
+// t5, kerple, fire, fox, stick-breaking, pope, log-length scaling, and the extensions yarn (its
 // ramp differs from llama.cpp's), dynamic-ntk and interp (slopes no max
 // bias gives) are refused. The token embedding is written already scaled
 // by sqrt(d_model), the untied output head as output.weight, every matrix
