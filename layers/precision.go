@@ -17,8 +17,9 @@ const (
 	// float64 graphs.
 	FP32 Precision = iota
 	// BF16 rounds both factors of each product to bfloat16 and accumulates
-	// in float32, as AVX512_BF16's VDPBF16PS does (PyTorch's CPU autocast
-	// runs its linear layers so). Only the linear layers' products change:
+	// in float32, as AVX512_BF16's VDPBF16PS does, or AMX's TDPBF16PS where
+	// the CPU has the tiles (BF16Path; PyTorch's CPU autocast runs its
+	// linear layers on whichever of the two it has). Only the linear layers' products change:
 	// weights, gradients, the optimizer, LayerNorm, softmax, the attention
 	// scores and every position bias stay float32. A position bias could
 	// not take bfloat16: its 8 significant bits would round -m·(i-j) at a
@@ -54,16 +55,22 @@ func (p Precision) valid() error {
 	return nil
 }
 
-// BF16Path names the way BF16 products run on this CPU and build:
-// "avx512_bf16" (AVX512_BF16's instructions), "avx512f" (their arithmetic
-// on AVX-512F, for a CPU that has AVX-512 without them, or whose hypervisor
-// hides them), "avx2" (the same arithmetic on AVX2, for a CPU without
-// AVX-512, or with ALIBI_SIMD=avx2), "portable" (Go, many times slower:
-// no AVX2, or ALIBI_SIMD=portable), or "avx512f,
-// avx512_bf16 conversions" (a CPU whose VDPBF16PS measured slower than its
-// emulation: the products run the emulation, the conversions the
-// instructions). All give the same results. On a CPU with AVX512_BF16 the
-// first call (or bf16 product) times the two kernels, about a millisecond.
+// BF16Path names the way BF16 products run on this CPU and build: "amx"
+// (Intel AMX's tile unit, where the CPU has AMX-BF16, Linux grants the
+// tiles and ALIBI_SIMD names no path), "avx512_bf16" (AVX512_BF16's
+// instructions; ALIBI_SIMD=avx512 chooses them over the tiles),
+// "avx512f" (their arithmetic on AVX-512F, for a CPU that has AVX-512
+// without them, or whose hypervisor hides them), "avx2" (the same
+// arithmetic on AVX2, for a CPU without AVX-512, or with ALIBI_SIMD=avx2),
+// "portable" (Go, many times slower: no AVX2, or ALIBI_SIMD=portable), or
+// "avx512f, avx512_bf16 conversions" (a CPU whose VDPBF16PS measured
+// slower than its emulation: the products run the emulation, the
+// conversions the instructions). All but "amx" give the same results; the
+// tile unit rounds its sums in another order (it adds a block's even and
+// odd steps apart), so a bf16 run there is not bit for bit the run
+// elsewhere (each is reproducible on its own path). On a CPU with
+// AVX512_BF16 and no tiles the first call (or bf16 product) times the two
+// kernels, about a millisecond.
 func BF16Path() string { return bf16.Path() }
 
 // Kernels names the instruction sets a model in precision p runs on with
@@ -83,7 +90,7 @@ func Kernels(p Precision) string {
 // line), or "" when they run on it.
 func BF16Notice() string {
 	switch bf16.Path() {
-	case "avx512_bf16":
+	case "amx", "avx512_bf16":
 		return ""
 	case "avx512f, avx512_bf16 conversions":
 		return "on a CPU whose VDPBF16PS measured slower than its emulation on AVX-512F: the products run the emulation, the same results, but no faster than fp32"

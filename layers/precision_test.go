@@ -3,6 +3,7 @@ package layers
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/bf16"
@@ -111,8 +112,9 @@ func TestParsePrecision(t *testing.T) {
 	}
 }
 
-// BF16Path is the fastest path the CPU and build have (the instructions,
-// or with them the emulated kernel if it measured faster; else the
+// BF16Path is the fastest path the CPU and build have (AMX's tiles where
+// the CPU and kernel grant them and ALIBI_SIMD names no path; the
+// instructions, or with them the emulated kernel if it measured faster; else the
 // AVX-512F emulation, else the AVX2 one, else Go; ALIBI_SIMD=avx2 or
 // portable taken into account), BF16Notice speaks when the products do not
 // run on the instructions, and Kernels names the path beside the float32
@@ -120,6 +122,8 @@ func TestParsePrecision(t *testing.T) {
 func TestBF16Path(t *testing.T) {
 	want := "portable"
 	switch {
+	case simd.BF16() && bf16.HasAMX() && (os.Getenv("ALIBI_SIMD") == "" || os.Getenv("ALIBI_SIMD") == "amx"):
+		want = "amx"
 	case simd.BF16():
 		want = "avx512_bf16"
 		if BF16Path() == "avx512f, avx512_bf16 conversions" {
@@ -133,7 +137,7 @@ func TestBF16Path(t *testing.T) {
 	if got := BF16Path(); got != want {
 		t.Errorf("BF16Path() = %q on a CPU whose best is %q", got, want)
 	}
-	if notice := BF16Notice(); (want == "avx512_bf16") != (notice == "") {
+	if notice := BF16Notice(); (want == "avx512_bf16" || want == "amx") != (notice == "") {
 		t.Errorf("BF16Path %q with notice %q", want, notice)
 	}
 	if got, want := Kernels(BF16), simd.Best().String()+", bf16 on "+want; got != want {

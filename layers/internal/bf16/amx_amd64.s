@@ -35,93 +35,145 @@ TEXT ·tileDotAMX(SB), NOSPLIT, $0-56
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
 	RET
 
-// func tileBlocksAsm(cfg *[64]byte, c *float32, ldc uintptr, a, b *uint16, kb int)
-// C (16 x 16 float32, rows ldc bytes apart) += the kb A tiles times the kb
-// B tiles (each 16 rows of 64 B, 1024 B apart): C stays in tmm0.
-TEXT ·tileBlocksAsm(SB), NOSPLIT, $0-48
+// func tileStripAsm(cfg *[64]byte, sums *float32, lds uintptr, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int)
+// For each of blocks blocks: its sums (32 x 32 float32 at sums + 128 B
+// per block, rows lds bytes apart) = A's 32 rows (bfloat16, rows lda
+// bytes apart) times the block's B panel (at b + panel bytes per block,
+// rows of 32 pair words, 128 B), from zero, over kb steps of 32: step q's
+// A tiles at a + 64q (rows 0-15) and 16 rows below (16-31), its B tiles
+// 16 rows (2 KiB) further each step, columns 0-15 and 64 B to the right
+// (16-31). C in tmm0-3, A in tmm4-5, B in tmm6-7: each A and B tile is
+// loaded once for two products. R12 is the panel, R13 the block's sums,
+// R11 the blocks left; the tile instructions address with legacy
+// registers only.
+TEXT ·tileStripAsm(SB), NOSPLIT, $0-72
 	MOVQ cfg+0(FP), SI
-	MOVQ c+8(FP), DI
-	MOVQ ldc+16(FP), CX
-	MOVQ a+24(FP), DX
-	MOVQ b+32(FP), AX
-	MOVQ kb+40(FP), BX
 	// LDTILECFG (SI)
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x06
-	// TILELOADD tmm0, (DI)(CX*1)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x04; BYTE $0x0F
-	MOVQ $64, CX
-	MOVQ DX, SI
-blocks:
-	// TILELOADD tmm1, (SI)(CX*1)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x0C; BYTE $0x0E
-	// TILELOADD tmm2, (AX)(CX*1)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x14; BYTE $0x08
-	// TDPBF16PS tmm0, tmm1, tmm2
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x6A; BYTE $0x5C; BYTE $0xC1
-	ADDQ $1024, SI
-	ADDQ $1024, AX
-	DECQ BX
-	JNZ  blocks
-	MOVQ ldc+16(FP), CX
-	// TILESTORED (DI)(CX*1), tmm0
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x04; BYTE $0x0F
-	// TILERELEASE
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
-	RET
+	MOVQ sums+8(FP), R13
+	MOVQ b+40(FP), R12
+	MOVQ blocks+64(FP), R11
 
-// func tileBlocks2x2Asm(cfg *[64]byte, c *float32, ldc uintptr, a0, a1, b0, b1 *uint16, kb int)
-// The 2 x 2 C tiles at c (32 x 32 float32, rows ldc bytes apart) += the
-// kb tiles of the A panels a0 (rows 0-15) and a1 (rows 16-31) times those
-// of the B panels b0 (columns 0-15) and b1 (16-31), each tile 16 rows of
-// 64 B, 1024 B apart: C in tmm0-3, A in tmm4-5, B in tmm6-7, each A and B
-// tile loaded once for two products.
-TEXT ·tileBlocks2x2Asm(SB), NOSPLIT, $0-64
-	MOVQ cfg+0(FP), SI
-	MOVQ c+8(FP), DI
-	MOVQ ldc+16(FP), CX
-	MOVQ CX, R10
-	SHLQ $4, R10 // 16 rows
-	// LDTILECFG (SI)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x06
-	// TILELOADD tmm0, (DI)(CX*1); TILELOADD tmm1, 64(DI)(CX*1)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x04; BYTE $0x0F
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x4C; BYTE $0x0F; BYTE $0x40
-	ADDQ R10, DI
-	// TILELOADD tmm2, (DI)(CX*1); TILELOADD tmm3, 64(DI)(CX*1)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x14; BYTE $0x0F
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x5C; BYTE $0x0F; BYTE $0x40
-	SUBQ R10, DI
-	MOVQ a0+24(FP), SI
-	MOVQ a1+32(FP), DX
-	MOVQ b0+40(FP), AX
-	MOVQ b1+48(FP), BX
+block:
+	// TILEZERO tmm0; tmm1; tmm2; tmm3
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC0
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC8
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD8
+	MOVQ lda+32(FP), CX
+	MOVQ a+24(FP), SI
+	MOVQ CX, DX
+	SHLQ $4, DX
+	ADDQ SI, DX // A's rows 16-31
+	MOVQ R12, AX
+	LEAQ 64(AX), BX // B's columns 16-31
+	MOVQ $128, DI
 	MOVQ kb+56(FP), R8
-	MOVQ $64, CX
-blocks2x2:
-	// TILELOADD tmm4, (SI)(CX*1); tmm5, (DX)(CX*1); tmm6, (AX)(CX*1); tmm7, (BX)(CX*1)
+
+steps:
+	// TILELOADD tmm4, (SI)(CX*1); tmm5, (DX)(CX*1); tmm6, (AX)(DI*1); tmm7, (BX)(DI*1)
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x24; BYTE $0x0E
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x2C; BYTE $0x0A
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x34; BYTE $0x08
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x3C; BYTE $0x0B
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x34; BYTE $0x38
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x3C; BYTE $0x3B
 	// TDPBF16PS tmm0, tmm4, tmm6; tmm1, tmm4, tmm7; tmm2, tmm5, tmm6; tmm3, tmm5, tmm7
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x4A; BYTE $0x5C; BYTE $0xC4
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x42; BYTE $0x5C; BYTE $0xCC
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x4A; BYTE $0x5C; BYTE $0xD5
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x42; BYTE $0x5C; BYTE $0xDD
-	ADDQ $1024, SI
-	ADDQ $1024, DX
-	ADDQ $1024, AX
-	ADDQ $1024, BX
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $2048, AX
+	ADDQ $2048, BX
 	DECQ R8
-	JNZ  blocks2x2
-	MOVQ ldc+16(FP), CX
-	// TILESTORED (DI)(CX*1), tmm0; 64(DI)(CX*1), tmm1
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x04; BYTE $0x0F
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x4C; BYTE $0x0F; BYTE $0x40
-	ADDQ R10, DI
-	// TILESTORED (DI)(CX*1), tmm2; 64(DI)(CX*1), tmm3
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x14; BYTE $0x0F
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x5C; BYTE $0x0F; BYTE $0x40
+	JNZ  steps
+	MOVQ R13, SI
+	MOVQ lds+16(FP), CX
+	// TILESTORED (SI)(CX*1), tmm0; 64(SI)(CX*1), tmm1
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x04; BYTE $0x0E
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x4C; BYTE $0x0E; BYTE $0x40
+	MOVQ CX, R9
+	SHLQ $4, R9
+	ADDQ R9, SI // 16 rows down
+	// TILESTORED (SI)(CX*1), tmm2; 64(SI)(CX*1), tmm3
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x14; BYTE $0x0E
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x5C; BYTE $0x0E; BYTE $0x40
+	ADDQ $128, R13
+	ADDQ panel+48(FP), R12
+	DECQ R11
+	JNZ  block
 	// TILERELEASE
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
+	RET
+
+// func tileStoreAsm(c *float32, ldc uintptr, sums *float32, lds uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)
+// storeGo on AVX-512: rows rows of sums (rows lds bytes apart) into C (rows ldc
+// bytes apart), the columns whose bit is set in mask, as alpha*s + bias,
+// alpha*s (beta zero of either sign) or alpha*s + beta*C, each product and
+// the sum rounded (no fused multiply-add).
+TEXT ·tileStoreAsm(SB), NOSPLIT, $0-64
+	MOVQ         c+0(FP), DI
+	MOVQ         ldc+8(FP), R8
+	MOVQ         sums+16(FP), SI
+	MOVQ         lds+24(FP), R12
+	MOVQ         rows+32(FP), CX
+	MOVL         mask+40(FP), BX
+	KMOVW        BX, K1
+	SHRL         $16, BX
+	KMOVW        BX, K2
+	VBROADCASTSS alpha+44(FP), Z30
+	VBROADCASTSS beta+48(FP), Z31
+	MOVQ         bias+56(FP), R11
+	TESTQ        R11, R11
+	JNZ          withbias
+	MOVL         beta+48(FP), R10
+	SHLL         $1, R10 // beta == 0 of either sign
+	JNZ          withbeta
+
+zero:
+	VMULPS  (SI), Z30, Z0
+	VMULPS  64(SI), Z30, Z1
+	VMOVUPS Z0, K1, (DI)
+	VMOVUPS Z1, K2, 64(DI)
+	ADDQ    R12, SI
+	ADDQ    R8, DI
+	DECQ    CX
+	JNZ     zero
+	JMP     stored
+
+withbeta:
+	VMULPS    (SI), Z30, Z0
+	VMULPS    64(SI), Z30, Z1
+	VMOVUPS.Z (DI), K1, Z2
+	VMOVUPS.Z 64(DI), K2, Z3
+	VMULPS    Z31, Z2, Z2
+	VMULPS    Z31, Z3, Z3
+	VADDPS    Z2, Z0, Z0
+	VADDPS    Z3, Z1, Z1
+	VMOVUPS   Z0, K1, (DI)
+	VMOVUPS   Z1, K2, 64(DI)
+	ADDQ      R12, SI
+	ADDQ      R8, DI
+	DECQ      CX
+	JNZ       withbeta
+	JMP       stored
+
+withbias:
+	VMOVUPS.Z (R11), K1, Z28
+	VMOVUPS.Z 64(R11), K2, Z29
+
+biasrows:
+	VMULPS  (SI), Z30, Z0
+	VMULPS  64(SI), Z30, Z1
+	VADDPS  Z28, Z0, Z0
+	VADDPS  Z29, Z1, Z1
+	VMOVUPS Z0, K1, (DI)
+	VMOVUPS Z1, K2, 64(DI)
+	ADDQ    R12, SI
+	ADDQ    R8, DI
+	DECQ    CX
+	JNZ     biasrows
+
+stored:
+	VZEROUPPER
 	RET

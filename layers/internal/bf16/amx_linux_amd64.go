@@ -21,7 +21,7 @@ const (
 	xfeatureTileData = 18
 )
 
-var amx struct {
+var amxGrant struct {
 	once sync.Once
 	ok   bool
 }
@@ -30,14 +30,14 @@ var amx struct {
 // process the tile state (it asks once: Linux gives tile data only on
 // request, and without it the first tile load raises SIGILL).
 func HasAMX() bool {
-	amx.once.Do(func() {
+	amxGrant.once.Do(func() {
 		if !cpu.X86.HasAMXTile || !cpu.X86.HasAMXBF16 {
 			return
 		}
 		_, _, errno := syscall.RawSyscall(syscall.SYS_ARCH_PRCTL, archReqXcompPerm, xfeatureTileData, 0)
-		amx.ok = errno == 0
+		amxGrant.ok = errno == 0
 	})
-	return amx.ok
+	return amxGrant.ok
 }
 
 // tileConfig is the 64-byte tile configuration of one m x n x kp product:
@@ -72,22 +72,9 @@ func TileDotAMX(m, n, kp int, c []float32, ldc int, a []uint16, lda int, bp []ui
 	tileDotAMX(tileConfig(m, n, kp), &c[0], uintptr(4*ldc), &a[0], uintptr(2*lda), &bp[0], uintptr(2*ldb))
 }
 
-// tileBlocksAMXAt runs kb TDPBF16PS on one 16 x 16 C tile at c (row
-// stride ldc): c += the kb packed A tiles times the kb packed B tiles
-// (tileWords apart), C held in a tile register throughout.
-func tileBlocksAMXAt(c []float32, ldc int, a, b []uint16, kb int) {
-	_ = c[(TileRows-1)*ldc+TileCols-1]
-	_ = a[kb*tileWords-1]
-	_ = b[kb*tileWords-1]
-	tileBlocksAsm(fullTile, &c[0], uintptr(4*ldc), &a[0], &b[0], kb)
-}
-
-// fullTile is the configuration of 16 x 16 x 16-pair tiles.
-var fullTile = tileConfig(TileRows, TileCols, TilePairs)
-
-// fullTiles2x2 configures all eight tiles as 16 rows of 64 bytes: four C,
-// two A and two B tiles (tileBlocks2x2Asm).
-var fullTiles2x2 = func() *[64]byte {
+// fullTiles is the configuration of tileStripAsm: all eight tiles 16
+// rows of 64 bytes (four C, two A, two B).
+var fullTiles = func() *[64]byte {
 	var cfg [64]byte
 	cfg[0] = 1
 	for t := 0; t < 8; t++ {
@@ -97,20 +84,32 @@ var fullTiles2x2 = func() *[64]byte {
 	return &cfg
 }()
 
-// tileBlocks2x2AMX computes the 2 x 2 C tiles at c (row stride ldc) as
-// tileBlocksAMXAt computes each: c += the A panels a0 and a1 (rows 0-15
-// and 16-31) times the B panels b0 and b1 (columns 0-15 and 16-31), kb
-// blocks each, every A and B tile loaded once for two products.
-func tileBlocks2x2AMX(c []float32, ldc int, a0, a1, b0, b1 []uint16, kb int) {
-	_ = c[(2*TileRows-1)*ldc+2*TileCols-1]
-	for _, p := range [][]uint16{a0, a1, b0, b1} {
-		_ = p[kb*tileWords-1]
+// tileKernels are the tile product's strip and store on this build: the
+// tile unit's and AVX-512's.
+func tileKernels() (stripFunc, storeFunc) { return stripAMX, storeAVX512 }
+
+// stripAMX is stripFunc on the tile unit (HasAMX must be true).
+func stripAMX(sums []float32, lds int, a []uint16, lda int, b []uint32, panel, kb, blocks int) {
+	_ = sums[(blockRows-1)*lds+blocks*blockCols-1]
+	_ = a[(blockRows-1)*lda+kb*kStep-1]
+	_ = b[(blocks-1)*panel+kb*TilePairs*blockCols-1]
+	tileStripAsm(fullTiles, &sums[0], uintptr(4*lds), &a[0], uintptr(2*lda), &b[0], uintptr(4*panel), kb, blocks)
+}
+
+// storeAVX512 is storeGo on AVX-512 (every CPU with AMX has it).
+func storeAVX512(c []float32, ldc int, sums []float32, lds int, rows, cols int, alpha, beta float32, bias []float32) {
+	_ = c[(rows-1)*ldc+cols-1]
+	_ = sums[(rows-1)*lds+cols-1]
+	var bp *float32
+	if bias != nil {
+		_ = bias[cols-1]
+		bp = &bias[0]
 	}
-	tileBlocks2x2Asm(fullTiles2x2, &c[0], uintptr(4*ldc), &a0[0], &a1[0], &b0[0], &b1[0], kb)
+	tileStoreAsm(&c[0], uintptr(4*ldc), &sums[0], uintptr(4*lds), rows, uint32(1)<<cols-1, alpha, beta, bp)
 }
 
 //go:noescape
-func tileBlocks2x2Asm(cfg *[64]byte, c *float32, ldc uintptr, a0, a1, b0, b1 *uint16, kb int)
+func tileStripAsm(cfg *[64]byte, sums *float32, lds uintptr, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int)
 
 //go:noescape
-func tileBlocksAsm(cfg *[64]byte, c *float32, ldc uintptr, a, b *uint16, kb int)
+func tileStoreAsm(c *float32, ldc uintptr, sums *float32, lds uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/alibi-go/alibi/layers/internal/gemm"
 )
 
 // BenchmarkGemm times the three products of the tiny model's qkv layer (16
-// x 128 rows of width 128 to 384) in bf16 and in fp32 (gemm.Sgemm), one
+// x 128 rows of width 128 to 384) in bf16 on the path Gemm takes (named
+// by Path: amx where the CPU grants the tiles), on AVX512_BF16's kernel
+// beside it where the CPU has the tiles too, and in fp32 (gemm.Sgemm), one
 // after the other for each shape, on every core; GFLOP/s counts 2mnk.
 func BenchmarkGemm(b *testing.B) {
 	for _, c := range []struct {
@@ -26,13 +29,20 @@ func BenchmarkGemm(b *testing.B) {
 		ar, ac, br, bc := s.stored()
 		a, bm, cm := randMatrix(r, ar, ac), randMatrix(r, br, bc), make([]float32, s.m*s.n)
 		threads := runtime.GOMAXPROCS(0)
-		for _, p := range []string{"bf16", "fp32"} {
+		kinds := []string{"bf16-" + strings.ReplaceAll(Path(), " ", ""), "fp32"}
+		if productsPath() == amx {
+			kinds = append(kinds, "bf16-avx512_bf16")
+		}
+		for _, p := range kinds {
 			b.Run(fmt.Sprintf("%s/%s", c.name, p), func(b *testing.B) {
+				if p == "bf16-avx512_bf16" {
+					defer usePaths(native, native)()
+				}
 				for range b.N {
-					if p == "bf16" {
-						Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, cm, s.n, threads)
-					} else {
+					if p == "fp32" {
 						gemm.Sgemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, cm, s.n, threads)
+					} else {
+						Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, cm, s.n, threads)
 					}
 				}
 				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -25,10 +25,13 @@ const (
 	avx2                  // the instructions' arithmetic on AVX2 with FMA (avx2_amd64.s)
 	emulated              // the instructions' arithmetic on AVX-512F (emulated_amd64.s)
 	native                // AVX512_BF16's VDPBF16PS and VCVTNEPS2BF16 (kernel_amd64.s)
+	amx                   // AMX's TDPBF16PS (amx_amd64.s, tilegemm.go): products only, its own arithmetic
 )
 
 func (p kpath) String() string {
 	switch p {
+	case amx:
+		return "amx"
 	case native:
 		return "avx512_bf16"
 	case emulated:
@@ -43,17 +46,21 @@ func (p kpath) String() string {
 // (split): the emulations do, so as to broadcast each step's float.
 func (p kpath) splitsA() bool { return p == emulated || p == avx2 }
 
-// Path names the way Gemm runs on this CPU and build: "avx512_bf16" (the
-// AVX512_BF16 instructions), "avx512f" (their arithmetic on AVX-512F, for
-// a CPU without them), "avx2" (the same arithmetic on AVX2, for a CPU
-// without AVX-512, or when ALIBI_SIMD=avx2 asks for it), "portable" (Go,
-// many times slower: no AVX2, the purego build tag, or
-// ALIBI_SIMD=portable), or "avx512f, avx512_bf16 conversions" on a CPU
-// that has the instructions but runs VDPBF16PS slower than its emulation
-// (see productsPath): the kernel's path first. All give the same bits.
+// Path names the way Gemm runs on this CPU and build: "amx" (the products
+// on AMX's tiles, the conversions on AVX512_BF16: a CPU and kernel that
+// grant the tiles, unless ALIBI_SIMD names a path), "avx512_bf16" (the
+// AVX512_BF16 instructions, or ALIBI_SIMD=avx512 on a CPU with AMX),
+// "avx512f" (their arithmetic on AVX-512F, for a CPU without them),
+// "avx2" (the same arithmetic on AVX2, for a CPU without AVX-512, or when
+// ALIBI_SIMD=avx2 asks for it), "portable" (Go, many times slower: no
+// AVX2, the purego build tag, or ALIBI_SIMD=portable), or "avx512f,
+// avx512_bf16 conversions" on a CPU that has the instructions but runs
+// VDPBF16PS slower than its emulation (see productsPath): the kernel's
+// path first. All but "amx" give the same bits; "amx" gives the tile
+// unit's (see the package comment).
 func Path() string {
 	p := productsPath()
-	if p == path {
+	if p == path || p == amx {
 		return p.String()
 	}
 	return p.String() + ", " + path.String() + " conversions"
@@ -120,6 +127,11 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 		return
 	}
 	kern := productsPath()
+	if kern == amx {
+		block, store := tileKernels()
+		tileGemm(block, store, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, threads, then)
+		return
+	}
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
 		bp := packB(transB, n, k, b, ldb, 1)
 		defer words.put(bp)

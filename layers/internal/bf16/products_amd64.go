@@ -3,6 +3,7 @@
 package bf16
 
 import (
+	"os"
 	"sync"
 	"time"
 )
@@ -20,18 +21,28 @@ var (
 	products     kpath // set by productsOnce, or by tests
 )
 
-// productsPath is the kernel the products run on: path's, except where
-// path is native and the emulated kernel measures faster on this CPU
+// productsPath is the kernel the products run on: AMX's tiles where
+// path is native, the CPU and kernel grant the tiles (HasAMX) and
+// ALIBI_SIMD is unset (or "amx"); otherwise path's, except where path is
+// native and the emulated kernel measures faster on this CPU
 // (emulationFaster), measured once.
 func productsPath() kpath {
 	productsOnce.Do(func() {
 		products = path
-		if path == native && emulationFaster() {
+		switch {
+		case path == native && amxAllowed(os.Getenv("ALIBI_SIMD")) && HasAMX():
+			products = amx
+		case path == native && emulationFaster():
 			products = emulated
 		}
 	})
 	return products
 }
+
+// amxAllowed reports whether ALIBI_SIMD's value env leaves the products to
+// the tile unit: unset or "amx". Any path it names (avx512, avx2,
+// portable) is one without tiles.
+func amxAllowed(env string) bool { return env == "" || env == "amx" }
 
 // emulationFaster reports whether the emulated kernel computes the same
 // tiles at least 10% faster than the native one: each is timed on 18 tiles

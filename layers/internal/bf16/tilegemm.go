@@ -1,122 +1,266 @@
 package bf16
 
-// TileGemm computes C += Â·B̂ on the arithmetic of AMX's tiles: Â (m x k)
-// and B̂ (k x n) the bfloat16 Round of the float32 A (row stride lda) and
-// B (row stride ldb), C (m x n float32, row stride ldc). C is computed
-// tile by tile, 16 x 16, and each tile over k in blocks of 32 steps, one
-// TDPBF16PS a block, in order (TileDot's arithmetic: each block's even and
-// odd steps summed apart, then added to C). Rows, columns and steps past
-// the matrices' edges are zeros in the packed tiles, which leave every sum
-// as it is, so a partial tile gives the bits of the whole.
-//
-// It runs the instruction where the CPU and the kernel grant AMX (HasAMX)
-// and TileDot otherwise: the same bits either way.
-func TileGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
-	tileGemm(m, n, k, a, lda, b, ldb, c, ldc, HasAMX())
-}
+import (
+	"unsafe"
 
-// Sizes of the packed tiles, in words: 16 rows of 32 bfloat16.
-const tileWords = TileRows * 2 * TilePairs
+	"github.com/alibi-go/alibi/layers/internal/gemm"
+	"github.com/alibi-go/alibi/layers/parallel"
+)
 
-// tileGemm is TileGemm on the tile unit (amx) or on TileDot.
-func tileGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, amx bool) {
-	if m <= 0 || n <= 0 || k <= 0 {
-		return
-	}
-	kb := (k + 2*TilePairs - 1) / (2 * TilePairs) // k blocks of 32 steps
-	ap := packTileA(m, k, kb, a, lda)
-	bp := packTileB(k, n, kb, b, ldb)
-	panel := func(p []uint16, i int) []uint16 { return p[i*kb*tileWords:][:kb*tileWords] }
-	var ct [TileRows * TileCols]float32
-	for i0 := 0; i0 < m; i0 += TileRows {
-		if amx && i0+2*TileRows <= m { // 2 x 2 tiles where they are whole
-			j0 := 0
-			for ; j0+2*TileCols <= n; j0 += 2 * TileCols {
-				tileBlocks2x2AMX(c[i0*ldc+j0:], ldc, panel(ap, i0/TileRows), panel(ap, i0/TileRows+1),
-					panel(bp, j0/TileCols), panel(bp, j0/TileCols+1), kb)
-			}
-			tileRow(i0, 2*TileRows, j0, n, kb, ap, bp, c, ldc, amx, &ct)
-			i0 += TileRows
-			continue
-		}
-		tileRow(i0, min(TileRows, m-i0), 0, n, kb, ap, bp, c, ldc, amx, &ct)
-	}
-}
+// The tile product: Gemm on AMX's tiles. C is computed in blocks of 32 x
+// 32 (four 16 x 16 accumulator tiles, two A tiles of 16 rows, two B tiles
+// of 16 columns), each block from zero over k in steps of 32 (one
+// TDPBF16PS per tile and step, TileDot's arithmetic, k padded with zeros),
+// and the block's sums s then go into C as alpha*s + beta*C, or alpha*s +
+// bias, as the other kernels store theirs. The factors are converted
+// once: op(A) to bfloat16 rows (zeros past k), a strip of 32 rows at a
+// time or, when A is stored transposed, all of it; op(B) to panels of 32
+// columns, each kp rows of 32 pair words (word (p, j) holds B(2p, j) and
+// B(2p+1, j)), contiguous, so that a block reads its B panel as one
+// stream. One assembly call runs a strip of 32 rows against every panel.
 
-// tileRow computes rows i0..i0+rows-1 (up to two panels of 16) of C from
-// column j0 on, one 16 x 16 tile at a time.
-func tileRow(i0, rows, j0, n, kb int, ap, bp []uint16, c []float32, ldc int, amx bool, ct *[TileRows * TileCols]float32) {
-	for r0 := i0; r0 < i0+rows; r0 += TileRows {
-		tileCols(r0, min(TileRows, i0+rows-r0), j0, n, kb, ap, bp, c, ldc, amx, ct)
-	}
-}
+// A block of C on the tile unit: blockRows x blockCols.
+const (
+	blockRows = 2 * TileRows
+	blockCols = 2 * TileCols
+	kStep     = 2 * TilePairs // k steps of one TDPBF16PS
+)
 
-// tileCols computes the tiles of one panel of rows (r0, rows of them) from
-// column j0 on.
-func tileCols(i0, rows, j0, n, kb int, ap, bp []uint16, c []float32, ldc int, amx bool, ct *[TileRows * TileCols]float32) {
-	aPanel := ap[(i0/TileRows)*kb*tileWords:][:kb*tileWords]
-	for ; j0 < n; j0 += TileCols {
-		cols := min(TileCols, n-j0)
-		bPanel := bp[(j0/TileCols)*kb*tileWords:][:kb*tileWords]
-		if amx && rows == TileRows && cols == TileCols { // C read and written in place
-			tileBlocksAMXAt(c[i0*ldc+j0:], ldc, aPanel, bPanel, kb)
-			continue
-		}
-		clear(ct[:])
-		for r := 0; r < rows; r++ {
-			copy(ct[r*TileCols:r*TileCols+cols], c[(i0+r)*ldc+j0:][:cols])
-		}
-		if amx {
-			tileBlocksAMXAt(ct[:], TileCols, aPanel, bPanel, kb)
-		} else {
-			for q := 0; q < kb; q++ {
-				TileDot(TileRows, TileCols, TilePairs, ct[:], TileCols, aPanel[q*tileWords:], 2*TilePairs, bPanel[q*tileWords:], 2*TileCols)
-			}
-		}
-		for r := 0; r < rows; r++ {
-			copy(c[(i0+r)*ldc+j0:][:cols], ct[r*TileCols:r*TileCols+cols])
-		}
-	}
-}
+// stripFunc computes the sums of blocks blocks of one strip: sums[r*lds +
+// 32*jb + c] = row r of a (bfloat16, row stride lda, k steps contiguous)
+// times column c of panel jb (b[jb*panel:], kb*16 rows of 32 pair words),
+// over kb steps of 32, from zero, in TileDot's arithmetic.
+type stripFunc func(sums []float32, lds int, a []uint16, lda int, b []uint32, panel, kb, blocks int)
 
-// packTileA packs A as the tile unit reads it: for each panel of 16 rows,
-// kb tiles of 16 rows of 32 bfloat16 (one k block each), zeros past the
-// edges.
-func packTileA(m, k, kb int, a []float32, lda int) []uint16 {
-	panels := (m + TileRows - 1) / TileRows
-	p := make([]uint16, panels*kb*tileWords)
-	row := make([]uint16, kb*2*TilePairs) // one row of A rounded, zeros past k
-	for i := 0; i < m; i++ {
-		panel, r := i/TileRows, i%TileRows
-		RoundSlice(row[:k], a[i*lda:i*lda+k])
-		for q := 0; q < kb; q++ {
-			copy(p[(panel*kb+q)*tileWords+r*2*TilePairs:][:2*TilePairs], row[q*2*TilePairs:])
-		}
-	}
-	return p
-}
+// storeFunc stores rows x cols of sums (row stride lds) into C (row
+// stride ldc) as alpha*s + bias (bias not nil), alpha*s (beta zero) or
+// alpha*s + beta*C, each product and the sum rounded: kernelGo's stores.
+type storeFunc func(c []float32, ldc int, sums []float32, lds int, rows, cols int, alpha, beta float32, bias []float32)
 
-// packTileB packs B as the tile unit reads it: for each panel of 16
-// columns, kb tiles of 16 rows of 16 pairs, pair p of column j holding
-// steps 2p and 2p+1 of the block; zeros past the edges.
-func packTileB(k, n, kb int, b []float32, ldb int) []uint16 {
-	panels := (n + TileCols - 1) / TileCols
-	p := make([]uint16, panels*kb*tileWords)
-	r0, r1 := make([]uint16, n), make([]uint16, n) // two rows of B rounded
-	for t := 0; t < k; t += 2 {
-		RoundSlice(r0, b[t*ldb:t*ldb+n])
-		if t+1 < k {
-			RoundSlice(r1, b[(t+1)*ldb:(t+1)*ldb+n])
-		} else {
-			clear(r1)
+// stripGo is stripFunc on TileDot: the Go definition of the instructions.
+func stripGo(sums []float32, lds int, a []uint16, lda int, b []uint32, panel, kb, blocks int) {
+	for jb := range blocks {
+		s := sums[jb*blockCols:]
+		for r := range blockRows {
+			clear(s[r*lds : r*lds+blockCols])
 		}
-		q, pair := t/(2*TilePairs), (t%(2*TilePairs))/2
-		for j0 := 0; j0 < n; j0 += TileCols {
-			row := p[((j0/TileCols)*kb+q)*tileWords+pair*2*TileCols:][:2*TileCols]
-			for j := j0; j < min(n, j0+TileCols); j++ {
-				row[2*(j-j0)], row[2*(j-j0)+1] = r0[j], r1[j]
+		p := b[jb*panel:]
+		bh := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(p))), 2*len(p))
+		for q := range kb {
+			for ti := range 2 {
+				for tj := range 2 {
+					TileDot(TileRows, TileCols, TilePairs, s[ti*TileRows*lds+tj*TileCols:], lds,
+						a[ti*TileRows*lda+q*kStep:], lda, bh[2*(q*TilePairs*blockCols+tj*TileCols):], 2*blockCols)
+				}
 			}
 		}
 	}
-	return p
+}
+
+// storeGo is storeFunc in Go.
+func storeGo(c []float32, ldc int, sums []float32, lds int, rows, cols int, alpha, beta float32, bias []float32) {
+	for i := range rows {
+		row := c[i*ldc : i*ldc+cols]
+		s := sums[i*lds : i*lds+cols]
+		for j := range row {
+			t := float32(alpha * s[j])
+			switch {
+			case bias != nil:
+				row[j] = t + bias[j]
+			case beta == 0:
+				row[j] = t
+			default:
+				row[j] = t + float32(beta*row[j])
+			}
+		}
+	}
+}
+
+// tileGemm is product on the tile arithmetic, strip and store running
+// each strip of 32 rows of C, with up to threads goroutines. beta is 1
+// when bias is not nil. then (nil for none) gets each finished chunk of
+// rows.
+func tileGemm(strip stripFunc, store storeFunc, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int, then gemm.Epilogue) {
+	kb := (k + kStep - 1) / kStep
+	kp := kb * TilePairs
+	aStride := padStride(kb*kStep, 2) // bfloat16 per row of op(A)
+	blocks := (n + blockCols - 1) / blockCols
+	sStride := padStride(blocks*blockCols, 4) // floats per row of a strip's sums
+	panel := kp * blockCols
+	strips := (m + blockRows - 1) / blockRows
+	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
+		threads = 1
+	}
+	bp := words.get(blocks * panel)
+	defer words.put(bp)
+	packPairs(transB, n, k, kp, b, ldb, bp, blockCols, panel, threads)
+	var aAll []uint16 // op(A) converted whole, when transposed
+	if transA {
+		aAll = converted.get(strips * blockRows * aStride)
+		defer converted.put(aAll)
+		packTransposed(m, k, kb, a, lda, aAll, aStride, threads)
+	}
+	per := max(1, (strips+threads*chunksPerThread-1)/(threads*chunksPerThread))
+	chunks := (strips + per - 1) / per
+	parallel.RunShares(min(threads, chunks), chunks, func(_, ch int) {
+		var ap []uint16
+		if !transA {
+			ap = converted.get(blockRows * aStride)
+			defer converted.put(ap)
+		}
+		sums := floats.get(blockRows * sStride)
+		defer floats.put(sums)
+		lo, hi := ch*per*blockRows, min(m, (ch+1)*per*blockRows)
+		for i0 := lo; i0 < hi; i0 += blockRows {
+			rows := min(blockRows, m-i0)
+			if transA {
+				ap = aAll[i0*aStride : (i0+blockRows)*aStride]
+			} else {
+				packRows(i0, rows, k, a, lda, ap, aStride)
+			}
+			strip(sums, sStride, ap, aStride, bp, panel, kb, blocks)
+			for j0 := 0; j0 < n; j0 += blockCols {
+				var bs []float32
+				if bias != nil {
+					bs = bias[j0:]
+				}
+				store(c[i0*ldc+j0:], ldc, sums[j0:], sStride, rows, min(blockCols, n-j0), alpha, beta, bs)
+			}
+		}
+		if then != nil {
+			then(lo, hi, 0, n)
+		}
+	})
+}
+
+// padStride is n elements of size bytes, plus one 64-byte line when the
+// rows would be a multiple of 2 KiB apart: the 16 rows a tile load reads
+// would then share a few sets of the level-1 cache.
+func padStride(n, size int) int {
+	if n*size%2048 == 0 {
+		return n + 64/size
+	}
+	return n
+}
+
+// packRows converts rows [i0, i0+rows) of A (not transposed) to bfloat16
+// rows of dst, stride ld, zeros past k and in the rows past the matrix
+// (up to 32).
+func packRows(i0, rows, k int, a []float32, lda int, dst []uint16, ld int) {
+	for r := range rows {
+		RoundSlice(dst[r*ld:r*ld+k], a[(i0+r)*lda:(i0+r)*lda+k])
+		clear(dst[r*ld+k : (r+1)*ld])
+	}
+	clear(dst[rows*ld:])
+}
+
+// packTransposed converts all of op(A) when A is stored transposed (k x
+// m, op(A)(i, p) = a[p*lda + i]) into bfloat16 rows of dst (stride ld, m
+// rounded up to 32 rows, zeros past the matrix): first a's rows into pair
+// words as packPairs packs B, row-major (word (q, i) holds steps 2q and
+// 2q+1 of row i), then each step's 16 rows of words transposed into its
+// 64 bytes of every row (gemm.Transpose16), both passes streaming.
+func packTransposed(m, k, kb int, a []float32, lda int, dst []uint16, ld int, threads int) {
+	kp := kb * TilePairs
+	mPad := (m + blockCols - 1) / blockCols * blockCols
+	w := words.get(kp * mPad)
+	defer words.put(w)
+	packPairs(false, m, k, kp, a, lda, w, mPad, blockCols, threads)
+	dw := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/2)
+	parallel.Run(min(threads, kb), func(t int) {
+		for q := t; q < kb; q += min(threads, kb) {
+			gemm.Transpose16(m, w[q*TilePairs*mPad:], mPad, dw[q*TilePairs:], ld/2)
+		}
+	})
+	clear(dst[m*ld:])
+}
+
+// pairWords sets dst[j] = Round(lo[j]) | Round(hi[j])<<16, hi nil for
+// zeros.
+func pairWords(dst []uint32, lo, hi []float32) {
+	n := len(dst)
+	done := 0
+	if hi != nil && n >= 8 && pairs(dst, lo, hi, 1, n&^7, 0) {
+		done = n &^ 7
+	}
+	for j := done; j < n; j++ {
+		w := uint32(Round(lo[j]))
+		if hi != nil {
+			w |= uint32(Round(hi[j])) << 16
+		}
+		dst[j] = w
+	}
+}
+
+// packPairs converts op(B) (k x n) to kp rows of pair words, word (p, j)
+// = Round(B(2p, j)) | Round(B(2p+1, j))<<16 at dst[(j/32)*ps + p*ld +
+// j%32], zeros past the matrix up to the last panel's 32 columns: panels
+// of 32 columns kp*32 words apart with ld 32 and ps kp*32, or rows with ld
+// the row stride and ps 32. The rows are shared out among up to threads
+// goroutines.
+func packPairs(transB bool, n, k, kp int, b []float32, ldb int, dst []uint32, ld, ps int, threads int) {
+	per := max(8, (kp+threads-1)/threads)
+	per = (per + 7) &^ 7 // whole chunks of 16 steps for along
+	parts := (kp + per - 1) / per
+	workers := min(threads, parts)
+	panels := (n + blockCols - 1) / blockCols
+	parallel.Run(workers, func(t int) {
+		for part := t; part < parts; part += workers {
+			p0, p1 := part*per, min(kp, (part+1)*per)
+			if transB {
+				pairsAlong(n, k, p0, p1, b, ldb, dst, ld, ps)
+				continue
+			}
+			for p := p0; p < p1; p++ {
+				for jp := range panels {
+					j0 := jp * blockCols
+					row := dst[jp*ps+p*ld : jp*ps+p*ld+blockCols]
+					cols := min(blockCols, n-j0)
+					if 2*p < k {
+						var hi []float32
+						if 2*p+1 < k {
+							hi = b[(2*p+1)*ldb+j0 : (2*p+1)*ldb+j0+cols]
+						}
+						pairWords(row[:cols], b[2*p*ldb+j0:2*p*ldb+j0+cols], hi)
+						clear(row[cols:])
+					} else {
+						clear(row)
+					}
+				}
+			}
+		}
+	})
+}
+
+// pairsAlong is packPairs' rows [p0, p1) for transB, op(B)(p, j) =
+// b[j*ldb + p]: column j's steps are contiguous, and along converts and
+// transposes 8 columns by 16 steps at a time where they are whole.
+func pairsAlong(n, k, p0, p1 int, b []float32, ldb int, dst []uint32, ld, ps int) {
+	steps := min(2*p1, k) - 2*p0 // steps of op(B) in these rows
+	chunks := max(0, steps) / 16
+	j8 := 0
+	if chunks > 0 {
+		for ; j8+8 <= n; j8 += 8 {
+			if !along(dst[(j8/blockCols)*ps+p0*ld+j8%blockCols:], b[j8*ldb+2*p0:], ldb, chunks, ld) {
+				break
+			}
+		}
+	}
+	nPad := (n + blockCols - 1) / blockCols * blockCols
+	for p := p0; p < p1; p++ {
+		from := 0
+		if p < p0+8*chunks {
+			from = j8
+		}
+		for j := from; j < nPad; j++ {
+			var w uint32
+			if j < n && 2*p < k {
+				w = uint32(Round(b[j*ldb+2*p]))
+				if 2*p+1 < k {
+					w |= uint32(Round(b[j*ldb+2*p+1])) << 16
+				}
+			}
+			dst[(j/blockCols)*ps+p*ld+j%blockCols] = w
+		}
+	}
 }
