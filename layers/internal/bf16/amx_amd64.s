@@ -35,40 +35,57 @@ TEXT ·tileDotAMX(SB), NOSPLIT, $0-56
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
 	RET
 
-// func tileStripAsm(cfg *[64]byte, sums *float32, lds uintptr, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int)
-// For each of blocks blocks: its sums (32 x 32 float32 at sums + 128 B
-// per block, rows lds bytes apart) = A's 32 rows (bfloat16, rows lda
-// bytes apart) times the block's B panel (at b + panel bytes per block,
-// rows of 32 pair words, 128 B), from zero, over kb steps of 32: step q's
-// A tiles at a + 64q (rows 0-15) and 16 rows below (16-31), its B tiles
-// 16 rows (2 KiB) further each step, columns 0-15 and 64 B to the right
-// (16-31). C in tmm0-3, A in tmm4-5, B in tmm6-7: each A and B tile is
-// loaded once for two products. R12 is the panel, R13 the block's sums,
-// R11 the blocks left; the tile instructions address with legacy
-// registers only.
-TEXT ·tileStripAsm(SB), NOSPLIT, $0-72
-	MOVQ cfg+0(FP), SI
+// func tileStripAsm(cfg *[64]byte, scratch *[1024]float32, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int, c *float32, ldc uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)
+// One strip of C, blocks blocks of 32 columns. For each block: its sums
+// (tmm0-3) = A's 32 rows (bfloat16, rows lda bytes apart) times the
+// block's B panel (at b + panel bytes per block, rows of 32 pair words,
+// 128 B), from zero, over kb steps of 32: step q's A tiles at a + 64q
+// (rows 0-15) and 16 rows below (16-31), its B tiles 16 rows (2 KiB)
+// further each step, columns 0-15 and 64 B to the right (16-31); A in
+// tmm4-5, B in tmm6-7, each A and B tile loaded once for two products.
+// The sums go to scratch (rows of 128 B) and from there, while in L1, to
+// C's rows rows (ldc bytes apart) as alpha*s + bias, alpha*s (beta zero of
+// either sign) or alpha*s + beta*C, each product and the sum rounded; the
+// last block stores the columns of mask. R12 is the block's B panel, R13
+// its C, R10 its bias (0 for none), R11 the blocks left; the tile
+// instructions address with legacy registers only.
+TEXT ·tileStripAsm(SB), NOSPLIT, $0-112
+	MOVQ         cfg+0(FP), SI
 	// LDTILECFG (SI)
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x06
-	MOVQ sums+8(FP), R13
-	MOVQ b+40(FP), R12
-	MOVQ blocks+64(FP), R11
+	BYTE         $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x06
+	MOVQ         b+32(FP), R12
+	MOVQ         c+64(FP), R13
+	MOVQ         blocks+56(FP), R11
+	MOVQ         bias+104(FP), R10
+	VBROADCASTSS alpha+92(FP), Z30
+	VBROADCASTSS beta+96(FP), Z31
+	MOVL         $0xffff, R9
+	KMOVW        R9, K1
+	KMOVW        R9, K2
 
 block:
+	CMPQ  R11, $1
+	JNE   sums
+	MOVL  mask+88(FP), R9
+	KMOVW R9, K1
+	SHRL  $16, R9
+	KMOVW R9, K2
+
+sums:
 	// TILEZERO tmm0; tmm1; tmm2; tmm3
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC0
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC8
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD8
-	MOVQ lda+32(FP), CX
-	MOVQ a+24(FP), SI
+	MOVQ lda+24(FP), CX
+	MOVQ a+16(FP), SI
 	MOVQ CX, DX
 	SHLQ $4, DX
 	ADDQ SI, DX // A's rows 16-31
 	MOVQ R12, AX
 	LEAQ 64(AX), BX // B's columns 16-31
 	MOVQ $128, DI
-	MOVQ kb+56(FP), R8
+	MOVQ kb+48(FP), R8
 
 steps:
 	// TILELOADD tmm4, (SI)(CX*1); tmm5, (DX)(CX*1); tmm6, (AX)(DI*1); tmm7, (BX)(DI*1)
@@ -87,59 +104,37 @@ steps:
 	ADDQ $2048, BX
 	DECQ R8
 	JNZ  steps
-	MOVQ R13, SI
-	MOVQ lds+16(FP), CX
+	MOVQ scratch+8(FP), SI
+	MOVQ $128, CX
 	// TILESTORED (SI)(CX*1), tmm0; 64(SI)(CX*1), tmm1
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x04; BYTE $0x0E
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x4C; BYTE $0x0E; BYTE $0x40
-	MOVQ CX, R9
-	SHLQ $4, R9
-	ADDQ R9, SI // 16 rows down
+	ADDQ $2048, SI // 16 rows down
 	// TILESTORED (SI)(CX*1), tmm2; 64(SI)(CX*1), tmm3
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x14; BYTE $0x0E
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x5C; BYTE $0x0E; BYTE $0x40
-	ADDQ $128, R13
-	ADDQ panel+48(FP), R12
-	DECQ R11
-	JNZ  block
-	// TILERELEASE
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
-	RET
 
-// func tileStoreAsm(c *float32, ldc uintptr, sums *float32, lds uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)
-// storeGo on AVX-512: rows rows of sums (rows lds bytes apart) into C (rows ldc
-// bytes apart), the columns whose bit is set in mask, as alpha*s + bias,
-// alpha*s (beta zero of either sign) or alpha*s + beta*C, each product and
-// the sum rounded (no fused multiply-add).
-TEXT ·tileStoreAsm(SB), NOSPLIT, $0-64
-	MOVQ         c+0(FP), DI
-	MOVQ         ldc+8(FP), R8
-	MOVQ         sums+16(FP), SI
-	MOVQ         lds+24(FP), R12
-	MOVQ         rows+32(FP), CX
-	MOVL         mask+40(FP), BX
-	KMOVW        BX, K1
-	SHRL         $16, BX
-	KMOVW        BX, K2
-	VBROADCASTSS alpha+44(FP), Z30
-	VBROADCASTSS beta+48(FP), Z31
-	MOVQ         bias+56(FP), R11
-	TESTQ        R11, R11
-	JNZ          withbias
-	MOVL         beta+48(FP), R10
-	SHLL         $1, R10 // beta == 0 of either sign
-	JNZ          withbeta
+	// The stores: SI the scratch row, DI the C row, R8 ldc, CX rows left.
+	MOVQ  scratch+8(FP), SI
+	MOVQ  R13, DI
+	MOVQ  ldc+72(FP), R8
+	MOVQ  rows+80(FP), CX
+	TESTQ R10, R10
+	JNZ   withbias
+	MOVL  beta+96(FP), R9
+	SHLL  $1, R9 // beta == 0 of either sign
+	JNZ   withbeta
 
 zero:
 	VMULPS  (SI), Z30, Z0
 	VMULPS  64(SI), Z30, Z1
 	VMOVUPS Z0, K1, (DI)
 	VMOVUPS Z1, K2, 64(DI)
-	ADDQ    R12, SI
+	ADDQ    $128, SI
 	ADDQ    R8, DI
 	DECQ    CX
 	JNZ     zero
-	JMP     stored
+	JMP     next
 
 withbeta:
 	VMULPS    (SI), Z30, Z0
@@ -152,15 +147,16 @@ withbeta:
 	VADDPS    Z3, Z1, Z1
 	VMOVUPS   Z0, K1, (DI)
 	VMOVUPS   Z1, K2, 64(DI)
-	ADDQ      R12, SI
+	ADDQ      $128, SI
 	ADDQ      R8, DI
 	DECQ      CX
 	JNZ       withbeta
-	JMP       stored
+	JMP       next
 
 withbias:
-	VMOVUPS.Z (R11), K1, Z28
-	VMOVUPS.Z 64(R11), K2, Z29
+	VMOVUPS.Z (R10), K1, Z28
+	VMOVUPS.Z 64(R10), K2, Z29
+	ADDQ      $128, R10
 
 biasrows:
 	VMULPS  (SI), Z30, Z0
@@ -169,11 +165,17 @@ biasrows:
 	VADDPS  Z29, Z1, Z1
 	VMOVUPS Z0, K1, (DI)
 	VMOVUPS Z1, K2, 64(DI)
-	ADDQ    R12, SI
+	ADDQ    $128, SI
 	ADDQ    R8, DI
 	DECQ    CX
 	JNZ     biasrows
 
-stored:
+next:
+	ADDQ $128, R13
+	ADDQ panel+40(FP), R12
+	DECQ R11
+	JNZ  block
+	// TILERELEASE
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
 	VZEROUPPER
 	RET

@@ -84,32 +84,30 @@ var fullTiles = func() *[64]byte {
 	return &cfg
 }()
 
-// tileKernels are the tile product's strip and store on this build: the
-// tile unit's and AVX-512's.
-func tileKernels() (stripFunc, storeFunc) { return stripAMX, storeAVX512 }
+// tileStrip is the tile product's strip on this build: the tile unit's.
+func tileStrip() stripFunc { return stripAMX }
 
-// stripAMX is stripFunc on the tile unit (HasAMX must be true).
-func stripAMX(sums []float32, lds int, a []uint16, lda int, b []uint32, panel, kb, blocks int) {
-	_ = sums[(blockRows-1)*lds+blocks*blockCols-1]
+// stripAMX is stripFunc on the tile unit, the stores on AVX-512 (HasAMX
+// must be true; every CPU with AMX has AVX-512).
+func stripAMX(c []float32, ldc int, a []uint16, lda int, b []uint32, panel, kb, n, rows int, alpha, beta float32, bias []float32) {
+	blocks := (n + blockCols - 1) / blockCols
+	_ = c[(rows-1)*ldc+n-1]
 	_ = a[(blockRows-1)*lda+kb*kStep-1]
 	_ = b[(blocks-1)*panel+kb*TilePairs*blockCols-1]
-	tileStripAsm(fullTiles, &sums[0], uintptr(4*lds), &a[0], uintptr(2*lda), &b[0], uintptr(4*panel), kb, blocks)
-}
-
-// storeAVX512 is storeGo on AVX-512 (every CPU with AMX has it).
-func storeAVX512(c []float32, ldc int, sums []float32, lds int, rows, cols int, alpha, beta float32, bias []float32) {
-	_ = c[(rows-1)*ldc+cols-1]
-	_ = sums[(rows-1)*lds+cols-1]
 	var bp *float32
 	if bias != nil {
-		_ = bias[cols-1]
+		_ = bias[n-1]
 		bp = &bias[0]
 	}
-	tileStoreAsm(&c[0], uintptr(4*ldc), &sums[0], uintptr(4*lds), rows, uint32(1)<<cols-1, alpha, beta, bp)
+	var scratch [blockRows * blockCols]float32
+	last := n - (blocks-1)*blockCols // columns of the last block
+	tileStripAsm(fullTiles, &scratch, &a[0], uintptr(2*lda), &b[0], uintptr(4*panel), kb, blocks,
+		&c[0], uintptr(4*ldc), rows, uint32(1)<<last-1, alpha, beta, bp)
 }
 
+// tileStripAsm is stripAMX's work: for each of blocks blocks of 32
+// columns, the tile products into tmm0-3, stored to scratch, and from
+// there into C (the columns of mask in the last block).
+//
 //go:noescape
-func tileStripAsm(cfg *[64]byte, sums *float32, lds uintptr, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int)
-
-//go:noescape
-func tileStoreAsm(c *float32, ldc uintptr, sums *float32, lds uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)
+func tileStripAsm(cfg *[64]byte, scratch *[blockRows * blockCols]float32, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int, c *float32, ldc uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)

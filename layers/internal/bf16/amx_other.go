@@ -6,7 +6,7 @@ package bf16
 // this build (AMX needs amd64, Linux's permission and the assembly).
 func HasAMX() bool { return false }
 
-// tileKernels are the tile product's block and store on this build: Go's
-// (the products run on the tiles only where HasAMX, never on this build;
-// the tests run the tile product on the Go arithmetic everywhere).
-func tileKernels() (stripFunc, storeFunc) { return stripGo, storeGo }
+// tileStrip is the tile product's strip on this build: Go's (the
+// products run on the tiles only where HasAMX, never on this build; the
+// tests run the tile product on the Go arithmetic everywhere).
+func tileStrip() stripFunc { return stripGo }

@@ -128,8 +128,7 @@ func product(transA, transB bool, m, n, k int, alpha float32, a []float32, lda i
 	}
 	kern := productsPath()
 	if kern == amx {
-		block, store := tileKernels()
-		tileGemm(block, store, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, threads, then)
+		tileGemm(tileStrip(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, bias, c, ldc, threads, then)
 		return
 	}
 	if threads <= 1 || 2*float64(m)*float64(n)*float64(k) < minParallelFlops {

@@ -165,8 +165,9 @@ rdone:
 // dst): dst word j = Round(lo[j]) | Round(hi[j])<<16, the pair words of
 // two k steps. VCVTNEPS2BF16 Xd, Ys (EVEX.256.F3.0F38.W0 72 /r: 62 f2 7e
 // 28 72 and ModRM; GNU objdump reads 62 f2 7e 28 72 c9 as vcvtneps2bf16
-// %ymm1,%xmm1) converts 8 floats as Round does; VPMOVZXWD widens the
-// halves to words, and the high step's are shifted into the top halves.
+// %ymm1,%xmm1) converts 8 floats as Round does (its 512-bit form 16, two
+// chunks at a time); VPMOVZXWD widens the halves to words, and the high
+// step's are shifted into the top halves.
 TEXT ·pairsAsm(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ lo+8(FP), SI
@@ -185,6 +186,25 @@ pgroup:
 	MOVQ R8, R10
 	XORQ R11, R11
 
+pchunk16:
+	// 16 words at a time while two chunks of 8 are left: VCVTNEPS2BF16
+	// Yd, Zs (62 f2 7e 48 72 and ModRM, as in roundAsm).
+	CMPQ      R10, $2
+	JLT       pchunk
+	VMOVUPS   (SI)(R11*1), Z0
+	VMOVUPS   (DX)(R11*1), Z1
+	BYTE      $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc0 // VCVTNEPS2BF16 Z0, Y0
+	BYTE      $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc9 // VCVTNEPS2BF16 Z1, Y1
+	VPMOVZXWD Y0, Z0
+	VPMOVZXWD Y1, Z1
+	VPSLLD    $16, Z1, Z1
+	VPORD     Z0, Z1, Z1
+	VMOVDQU32 Z1, (DI)(R11*1)
+	ADDQ      $64, R11
+	SUBQ      $2, R10
+	JNZ       pchunk16
+	JMP       pnext
+
 pchunk:
 	VMOVUPS   (SI)(R11*1), Y0
 	VMOVUPS   (DX)(R11*1), Y1
@@ -198,6 +218,8 @@ pchunk:
 	ADDQ      $32, R11
 	DECQ      R10
 	JNZ       pchunk
+
+pnext:
 	ADDQ      R11, SI
 	ADDQ      R11, DX
 	ADDQ      R9, DI

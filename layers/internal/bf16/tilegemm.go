@@ -26,66 +26,57 @@ const (
 	kStep     = 2 * TilePairs // k steps of one TDPBF16PS
 )
 
-// stripFunc computes the sums of blocks blocks of one strip: sums[r*lds +
-// 32*jb + c] = row r of a (bfloat16, row stride lda, k steps contiguous)
-// times column c of panel jb (b[jb*panel:], kb*16 rows of 32 pair words),
-// over kb steps of 32, from zero, in TileDot's arithmetic.
-type stripFunc func(sums []float32, lds int, a []uint16, lda int, b []uint32, panel, kb, blocks int)
-
-// storeFunc stores rows x cols of sums (row stride lds) into C (row
-// stride ldc) as alpha*s + bias (bias not nil), alpha*s (beta zero) or
-// alpha*s + beta*C, each product and the sum rounded: kernelGo's stores.
-type storeFunc func(c []float32, ldc int, sums []float32, lds int, rows, cols int, alpha, beta float32, bias []float32)
+// stripFunc computes one strip of C (rows rows, n columns, row stride
+// ldc) from a (32 rows of bfloat16, row stride lda, k steps contiguous)
+// and the B panels (b, panel words apart, kb*16 rows of 32 pair words
+// each): for each block of 32 columns, the sums s from zero over kb steps
+// of 32 in TileDot's arithmetic, then C = alpha*s + bias (bias not nil),
+// alpha*s (beta zero) or alpha*s + beta*C, each product and the sum
+// rounded, as kernelGo stores.
+type stripFunc func(c []float32, ldc int, a []uint16, lda int, b []uint32, panel, kb, n, rows int, alpha, beta float32, bias []float32)
 
 // stripGo is stripFunc on TileDot: the Go definition of the instructions.
-func stripGo(sums []float32, lds int, a []uint16, lda int, b []uint32, panel, kb, blocks int) {
-	for jb := range blocks {
-		s := sums[jb*blockCols:]
-		for r := range blockRows {
-			clear(s[r*lds : r*lds+blockCols])
-		}
-		p := b[jb*panel:]
+func stripGo(c []float32, ldc int, a []uint16, lda int, b []uint32, panel, kb, n, rows int, alpha, beta float32, bias []float32) {
+	var sums [blockRows * blockCols]float32
+	for j0 := 0; j0 < n; j0 += blockCols {
+		clear(sums[:])
+		p := b[j0/blockCols*panel:]
 		bh := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(p))), 2*len(p))
 		for q := range kb {
 			for ti := range 2 {
 				for tj := range 2 {
-					TileDot(TileRows, TileCols, TilePairs, s[ti*TileRows*lds+tj*TileCols:], lds,
+					TileDot(TileRows, TileCols, TilePairs, sums[ti*TileRows*blockCols+tj*TileCols:], blockCols,
 						a[ti*TileRows*lda+q*kStep:], lda, bh[2*(q*TilePairs*blockCols+tj*TileCols):], 2*blockCols)
+				}
+			}
+		}
+		cols := min(blockCols, n-j0)
+		for i := range rows {
+			row := c[i*ldc+j0 : i*ldc+j0+cols]
+			for j := range row {
+				t := float32(alpha * sums[i*blockCols+j])
+				switch {
+				case bias != nil:
+					row[j] = t + bias[j0+j]
+				case beta == 0:
+					row[j] = t
+				default:
+					row[j] = t + float32(beta*row[j])
 				}
 			}
 		}
 	}
 }
 
-// storeGo is storeFunc in Go.
-func storeGo(c []float32, ldc int, sums []float32, lds int, rows, cols int, alpha, beta float32, bias []float32) {
-	for i := range rows {
-		row := c[i*ldc : i*ldc+cols]
-		s := sums[i*lds : i*lds+cols]
-		for j := range row {
-			t := float32(alpha * s[j])
-			switch {
-			case bias != nil:
-				row[j] = t + bias[j]
-			case beta == 0:
-				row[j] = t
-			default:
-				row[j] = t + float32(beta*row[j])
-			}
-		}
-	}
-}
-
-// tileGemm is product on the tile arithmetic, strip and store running
-// each strip of 32 rows of C, with up to threads goroutines. beta is 1
+// tileGemm is product on the tile arithmetic, strip running each strip
+// of 32 rows of C, with up to threads goroutines. beta is 1
 // when bias is not nil. then (nil for none) gets each finished chunk of
 // rows.
-func tileGemm(strip stripFunc, store storeFunc, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int, then gemm.Epilogue) {
+func tileGemm(strip stripFunc, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int, then gemm.Epilogue) {
 	kb := (k + kStep - 1) / kStep
 	kp := kb * TilePairs
 	aStride := padStride(kb*kStep, 2) // bfloat16 per row of op(A)
 	blocks := (n + blockCols - 1) / blockCols
-	sStride := padStride(blocks*blockCols, 4) // floats per row of a strip's sums
 	panel := kp * blockCols
 	strips := (m + blockRows - 1) / blockRows
 	if 2*float64(m)*float64(n)*float64(k) < minParallelFlops {
@@ -108,8 +99,6 @@ func tileGemm(strip stripFunc, store storeFunc, transA, transB bool, m, n, k int
 			ap = converted.get(blockRows * aStride)
 			defer converted.put(ap)
 		}
-		sums := floats.get(blockRows * sStride)
-		defer floats.put(sums)
 		lo, hi := ch*per*blockRows, min(m, (ch+1)*per*blockRows)
 		for i0 := lo; i0 < hi; i0 += blockRows {
 			rows := min(blockRows, m-i0)
@@ -118,14 +107,7 @@ func tileGemm(strip stripFunc, store storeFunc, transA, transB bool, m, n, k int
 			} else {
 				packRows(i0, rows, k, a, lda, ap, aStride)
 			}
-			strip(sums, sStride, ap, aStride, bp, panel, kb, blocks)
-			for j0 := 0; j0 < n; j0 += blockCols {
-				var bs []float32
-				if bias != nil {
-					bs = bias[j0:]
-				}
-				store(c[i0*ldc+j0:], ldc, sums[j0:], sStride, rows, min(blockCols, n-j0), alpha, beta, bs)
-			}
+			strip(c[i0*ldc:], ldc, ap, aStride, bp, panel, kb, n, rows, alpha, beta, bias)
 		}
 		if then != nil {
 			then(lo, hi, 0, n)
@@ -212,7 +194,11 @@ func packPairs(transB bool, n, k, kp int, b []float32, ldb int, dst []uint32, ld
 				continue
 			}
 			for p := p0; p < p1; p++ {
-				for jp := range panels {
+				jp0 := 0 // panels packed whole in one call, where the path has it
+				if full := n / blockCols; 2*p+1 < k && full > 0 && pairs(dst[p*ld:], b[2*p*ldb:], b[(2*p+1)*ldb:], full, blockCols, ps) {
+					jp0 = full
+				}
+				for jp := jp0; jp < panels; jp++ {
 					j0 := jp * blockCols
 					row := dst[jp*ps+p*ld : jp*ps+p*ld+blockCols]
 					cols := min(blockCols, n-j0)

@@ -186,7 +186,7 @@ func TestTileGemmIsTheReference(t *testing.T) {
 			if bias != nil {
 				beta = 1
 			}
-			tileGemm(stripGo, storeGo, c.transA, c.transB, c.m, c.n, c.k, c.alpha, a, lda, b, ldb, beta, bias, got, ldc, threads, nil)
+			tileGemm(stripGo, c.transA, c.transB, c.m, c.n, c.k, c.alpha, a, lda, b, ldb, beta, bias, got, ldc, threads, nil)
 		}
 	}
 	checkTiles(t, tileProducts(), tiles(1), tiles(3))
@@ -206,35 +206,4 @@ func TestGemmOnTilesIsTheReference(t *testing.T) {
 		}
 		Gemm(c.transA, c.transB, c.m, c.n, c.k, c.alpha, a, lda, b, ldb, c.beta, got, ldc, 2)
 	})
-}
-
-// The tile product's AVX-512 store gives storeGo's bits for every row and
-// column count, beta and bias.
-func TestTileStores(t *testing.T) {
-	if !HasAMX() {
-		t.Skip("this CPU or kernel has no AMX-BF16 tiles: the tile product's AVX-512 store runs only there")
-	}
-	_, store := tileKernels()
-	r := rand.New(rand.NewPCG(3, 3))
-	const lds = blockCols + 5
-	sums := randMatrix(r, blockRows, lds)
-	for rows := 1; rows <= blockRows; rows++ {
-		for cols := 1; cols <= blockCols; cols++ {
-			for _, st := range []tileProduct{{alpha: 1}, {alpha: -0.5, beta: 1}, {alpha: 1.5, beta: -0.25}, {alpha: 0.75, bias: true}} {
-				c0 := randMatrix(r, blockRows, blockCols+3)
-				var bias []float32
-				if st.bias {
-					bias = randMatrix(r, 1, cols)
-				}
-				want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
-				storeGo(want, blockCols+3, sums, lds, rows, cols, st.alpha, st.beta, bias)
-				store(got, blockCols+3, sums, lds, rows, cols, st.alpha, st.beta, bias)
-				for i := range got {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%d x %d, %+v: element %d is %g, storeGo gives %g", rows, cols, st, i, got[i], want[i])
-					}
-				}
-			}
-		}
-	}
 }
