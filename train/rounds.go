@@ -17,16 +17,20 @@ type StepSet struct {
 }
 
 // Round is one round of StepRounds: the FMA peak measured at its start
-// (GFLOP/s) and each set's steps' GFLOP/s, in the order of the sets.
+// (GFLOP/s), the AMX tile peak after it (0 where bf16 products do not run
+// on the tiles, see layers.AMXPeak) and each set's steps' GFLOP/s, in the
+// order of the sets.
 type Round struct {
-	Peak   float64
-	GFLOPs []float64
+	Peak    float64
+	AMXPeak float64
+	GFLOPs  []float64
 }
 
 // StepRounds measures the fraction of peak of training steps the way the
 // targets are stated: rounds rounds, each the FMA peak for peakTime
-// (layers.FMAPeak, on as many goroutines as the kernels use) followed by
-// each set's steps, so that every step is set beside a peak measured
+// (layers.FMAPeak, on as many goroutines as the kernels use), then where
+// bf16 products run on AMX's tiles their peak for as long
+// (layers.AMXPeak), followed by each set's steps, so that every step is set beside a peak measured
 // seconds before it. A round's GFLOP/s for a set is its steps' floating-
 // point operations (StepBench.FLOPsPerToken) over their wall time. log, if
 // not nil, sees each round as it ends (1-based).
@@ -34,6 +38,7 @@ func StepRounds(sets []StepSet, rounds int, peakTime time.Duration, log func(i i
 	out := make([]Round, 0, rounds)
 	for i := 1; i <= rounds; i++ {
 		r := Round{Peak: layers.FMAPeak(peakTime), GFLOPs: make([]float64, len(sets))}
+		r.AMXPeak = layers.AMXPeak(peakTime)
 		for k, s := range sets {
 			t0 := time.Now()
 			for j := 0; j < s.Steps; j++ {
@@ -56,6 +61,9 @@ func StepRounds(sets []StepSet, rounds int, peakTime time.Duration, log func(i i
 // GFLOP/s, tokens/s and fraction of the peak.
 func FormatRound(sets []StepSet, i, n int, r Round) string {
 	line := fmt.Sprintf("round %d of %d: peak %.1f GFLOP/s", i, n, r.Peak)
+	if r.AMXPeak > 0 {
+		line += fmt.Sprintf(", AMX peak %.1f", r.AMXPeak)
+	}
 	for k, s := range sets {
 		rate := r.GFLOPs[k]
 		line += fmt.Sprintf(", %s %.1f GFLOP/s (%.0f tokens/s) %.1f%%", s.Name, rate, rate*1e9/s.Bench.FLOPsPerToken(), 100*rate/r.Peak)
@@ -69,33 +77,39 @@ type SetSummary struct {
 	// Fraction is the median over the rounds of the set's GFLOP/s over the
 	// round's peak (0.62 for 62%).
 	Fraction float64
+	// AMXFraction is the median of the set's GFLOP/s over the round's AMX
+	// peak (0 without one): a bf16 step's fraction of what the tiles can do.
+	AMXFraction float64
 	// GFLOPs is the median of the set's GFLOP/s, and TokensPerSecond the
 	// same median in tokens a second (GFLOP/s over FLOPs per token).
 	GFLOPs, TokensPerSecond float64
 }
 
-// RoundsSummary is the medians over the rounds of StepRounds: of the peaks,
-// and for each set of its fractions, GFLOP/s and tokens/s.
+// RoundsSummary is the medians over the rounds of StepRounds: of the peaks
+// (FMA and AMX), and for each set of its fractions, GFLOP/s and tokens/s.
 type RoundsSummary struct {
-	Peak float64
-	Sets []SetSummary
+	Peak, AMXPeak float64
+	Sets          []SetSummary
 }
 
 // SummarizeRounds takes the medians of rounds, whose sets are sets. It
 // needs at least one round.
 func SummarizeRounds(sets []StepSet, rounds []Round) RoundsSummary {
-	peaks := make([]float64, len(rounds))
+	peaks, amx := make([]float64, len(rounds)), make([]float64, len(rounds))
 	for i, r := range rounds {
-		peaks[i] = r.Peak
+		peaks[i], amx[i] = r.Peak, r.AMXPeak
 	}
-	sum := RoundsSummary{Peak: median(peaks), Sets: make([]SetSummary, len(sets))}
+	sum := RoundsSummary{Peak: median(peaks), AMXPeak: median(amx), Sets: make([]SetSummary, len(sets))}
 	for k, s := range sets {
-		rates, fractions := make([]float64, len(rounds)), make([]float64, len(rounds))
+		rates, fractions, amxFractions := make([]float64, len(rounds)), make([]float64, len(rounds)), make([]float64, len(rounds))
 		for i, r := range rounds {
 			rates[i], fractions[i] = r.GFLOPs[k], r.GFLOPs[k]/r.Peak
+			if r.AMXPeak > 0 {
+				amxFractions[i] = r.GFLOPs[k] / r.AMXPeak
+			}
 		}
 		rate := median(rates)
-		sum.Sets[k] = SetSummary{Name: s.Name, Fraction: median(fractions), GFLOPs: rate,
+		sum.Sets[k] = SetSummary{Name: s.Name, Fraction: median(fractions), AMXFraction: median(amxFractions), GFLOPs: rate,
 			TokensPerSecond: rate * 1e9 / s.Bench.FLOPsPerToken()}
 	}
 	return sum

@@ -12,22 +12,22 @@ import (
 func TestSummarizeRounds(t *testing.T) {
 	sets := []StepSet{{Name: "a", Bench: &StepBench{flopsPerToken: 2e6}}, {Name: "b", Bench: &StepBench{flopsPerToken: 5e6}}}
 	rounds := []Round{
-		{Peak: 100, GFLOPs: []float64{60, 10}}, // fractions 0.6, 0.1
-		{Peak: 200, GFLOPs: []float64{80, 30}}, // 0.4, 0.15
-		{Peak: 50, GFLOPs: []float64{40, 20}},  // 0.8, 0.4
-		{Peak: 150, GFLOPs: []float64{75, 60}}, // 0.5, 0.4
+		{Peak: 100, AMXPeak: 1000, GFLOPs: []float64{60, 10}}, // fractions 0.6, 0.1; of AMX 0.06, 0.01
+		{Peak: 200, AMXPeak: 2000, GFLOPs: []float64{80, 30}}, // 0.4, 0.15; 0.04, 0.015
+		{Peak: 50, AMXPeak: 500, GFLOPs: []float64{40, 20}},   // 0.8, 0.4; 0.08, 0.04
+		{Peak: 150, AMXPeak: 1500, GFLOPs: []float64{75, 60}}, // 0.5, 0.4; 0.05, 0.04
 	}
 	got := SummarizeRounds(sets, rounds)
-	want := RoundsSummary{Peak: 125, Sets: []SetSummary{
-		{Name: "a", Fraction: 0.55, GFLOPs: 67.5, TokensPerSecond: 67.5e9 / 2e6},
-		{Name: "b", Fraction: 0.275, GFLOPs: 25, TokensPerSecond: 25e9 / 5e6},
+	want := RoundsSummary{Peak: 125, AMXPeak: 1250, Sets: []SetSummary{
+		{Name: "a", Fraction: 0.55, AMXFraction: 0.055, GFLOPs: 67.5, TokensPerSecond: 67.5e9 / 2e6},
+		{Name: "b", Fraction: 0.275, AMXFraction: 0.0275, GFLOPs: 25, TokensPerSecond: 25e9 / 5e6},
 	}}
-	if math.Abs(got.Peak-want.Peak) > 1e-12 || len(got.Sets) != 2 {
+	if math.Abs(got.Peak-want.Peak) > 1e-12 || math.Abs(got.AMXPeak-want.AMXPeak) > 1e-9 || len(got.Sets) != 2 {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 	for k, w := range want.Sets {
 		g := got.Sets[k]
-		if g.Name != w.Name || math.Abs(g.Fraction-w.Fraction) > 1e-12 || math.Abs(g.GFLOPs-w.GFLOPs) > 1e-12 ||
+		if g.Name != w.Name || math.Abs(g.Fraction-w.Fraction) > 1e-12 || math.Abs(g.AMXFraction-w.AMXFraction) > 1e-12 || math.Abs(g.GFLOPs-w.GFLOPs) > 1e-12 ||
 			math.Abs(g.TokensPerSecond-w.TokensPerSecond) > 1e-6 {
 			t.Errorf("set %d: got %+v, want %+v", k, g, w)
 		}
@@ -40,6 +40,11 @@ func TestSummarizeRounds(t *testing.T) {
 	one := SummarizeRounds(sets[:1], rounds[:1])
 	if one.Peak != 100 || one.Sets[0].Fraction != 0.6 || one.Sets[0].GFLOPs != 60 {
 		t.Errorf("one round: got %+v", one)
+	}
+	// Rounds without an AMX peak give fractions of it of 0, not NaN.
+	none := SummarizeRounds(sets[:1], []Round{{Peak: 100, GFLOPs: []float64{60}}})
+	if none.AMXPeak != 0 || none.Sets[0].AMXFraction != 0 {
+		t.Errorf("no AMX peak: got %+v", none)
 	}
 }
 

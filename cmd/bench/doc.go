@@ -1,6 +1,8 @@
 // Command bench measures this processor's row of the speed page
 // (testdata/results/speed.md): the two-core FMA peak, the fraction of it
-// that the tiny and small training steps reach, their tokens/s, and with
+// that the tiny and small training steps reach, their tokens/s, the tiny
+// step in bf16 and, where its products run on Intel AMX's tiles, the
+// tiles' peak and the bf16 step's fraction of it, and with
 // --torch the ratios of this project's training tokens/s to PyTorch's, in
 // fp32 and against PyTorch's bf16 autocast. It prints the row, and with
 // --write stores it in testdata/results/speed.json and regenerates the
@@ -15,18 +17,22 @@
 //
 // # What it measures
 //
-// It sets up the training step of each config (--tiny-config, then
-// --small-config): the model, one batch from the config's corpus and one
-// untimed step, which allocates the graph's buffers. Then it runs --rounds
-// rounds, each the FMA peak for --peak-time (fused multiply-adds on
-// registers, on the float32 kernels' instruction set, one goroutine a CPU:
-// what the cores can do at most right now) followed by --tiny-steps tiny
-// steps and --small-steps small ones (forward, backward, clipping and
-// AdamW, as training runs them). A round's GFLOP/s for a config is its
-// steps' floating-point operations (the matrix products, model.Config's
-// FLOPsPerToken) over their wall time, and its fraction of peak that over
-// the round's peak. The row holds the medians over the rounds: of the
-// peaks, and for each config of its fractions, GFLOP/s and tokens/s. This
+// It sets up the training step of each config (--tiny-config,
+// --small-config, then --tiny-bf16-config): the model, one batch from the
+// config's corpus and one untimed step, which allocates the graph's
+// buffers. Then it runs --rounds rounds, each the FMA peak for --peak-time
+// (fused multiply-adds on registers, on the float32 kernels' instruction
+// set, one goroutine a CPU: what the cores can do at most right now), the
+// AMX peak for as long where bf16 products run on the tiles (TDPBF16PS on
+// tiles held in registers, one goroutine a CPU), followed by --tiny-steps
+// tiny steps, --small-steps small ones and --tiny-steps tiny bf16 ones
+// (forward, backward, clipping and AdamW, as training runs them). A
+// round's GFLOP/s for a config is its steps' floating-point operations
+// (the matrix products, model.Config's FLOPsPerToken) over their wall
+// time, its fraction of peak that over the round's FMA peak, and for the
+// bf16 step its fraction of the AMX peak that over the round's AMX peak.
+// The row holds the medians over the rounds: of the peaks, and for each
+// config of its fractions, GFLOP/s and tokens/s. This
 // is what `go test ./train -run '^$' -bench TrainStepRounds -benchtime 5x`
 // measures too; both call train.StepRounds.
 //
@@ -41,8 +47,8 @@
 // steps, as the script does); a round's ratio is this project's tokens/s
 // over PyTorch's, and the row holds their median. For bf16, PyTorch trains
 // the same config with --precision bf16 (torch.autocast on the CPU) and
-// this project trains --tiny-bf16-config (bfloat16 products on AVX512_BF16
-// where the CPU has it). PyTorch runs on the threads the script chooses
+// this project trains --tiny-bf16-config (bfloat16 products on AMX's tiles
+// or AVX512_BF16 where the CPU has them). PyTorch runs on the threads the script chooses
 // (the CPUs the process may use) and multiplies with OpenBLAS, on the
 // kernels OpenBLAS picks for the processor unless the environment variable
 // OPENBLAS_CORETYPE names others (OpenBLAS may take a processor it does not
@@ -81,8 +87,9 @@
 //	--torch-rounds N
 //		Side-by-side rounds for each precision. Default 5.
 //	--tiny-bf16-config FILE
-//		This project's config against PyTorch's bf16 autocast. Default
-//		configs/tiny-bf16.yaml: the tiny config with train.precision bf16.
+//		The bf16 step's config, and this project's against PyTorch's bf16
+//		autocast. Default configs/tiny-bf16.yaml: the tiny config with
+//		train.precision bf16.
 //	--write
 //		Store the row in testdata/results/speed.json, in place of the row
 //		of the same processor (the same vendor, model name, family and
@@ -100,9 +107,10 @@
 //
 // Standard output gets the row as a table: the processor, whether its
 // cpuinfo shows avx512_bf16, the kernels that ran (avx512, avx2 or
-// portable, and for bf16 whether the products ran on AVX512_BF16, on its
-// emulation on AVX-512F or AVX2, or in portable Go), the peak, each step's
-// fraction of peak, GFLOP/s and tokens/s, the ratios to PyTorch and the
+// portable, and for bf16 whether the products ran on AMX's tiles, on
+// AVX512_BF16, on its emulation on AVX-512F or AVX2, or in portable Go),
+// the peak, each step's fraction of peak, GFLOP/s and tokens/s, the AMX
+// peak and the bf16 step's fraction of it, the ratios to PyTorch and the
 // date (UTC).
 // Standard error gets the progress: each side-by-side round and each
 // round of peak and steps as it ends.
@@ -111,8 +119,10 @@
 // from /proc/cpuinfo; cpus, the CPUs Go may use; avx512_bf16, whether the
 // flag is shown), kernels and bf16_kernels, date, measured_by ("cmd/bench";
 // rows from before it name how they were measured), go_version, rounds,
-// peak_seconds, peak_gflops, tiny and small (config, steps_per_round,
-// percent_of_peak, gflops, tokens_per_second), torch_fp32 and torch_bf16
+// peak_seconds, peak_gflops, amx_peak_gflops (where the tiles ran), tiny,
+// small and tiny_bf16 (config, steps_per_round, percent_of_peak,
+// percent_of_amx_peak for the bf16 step on the tiles, gflops,
+// tokens_per_second), torch_fp32 and torch_bf16
 // (ratio; config, rounds, steps; each round's project and torch tokens/s
 // and ratio; torch, threads, blas_core), and note. The figures are medians
 // over the rounds. Before it measures, the command reads speed.json and

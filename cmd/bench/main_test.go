@@ -10,10 +10,11 @@ import (
 	"testing"
 )
 
-// microFlags measure a row quickly: the micro config for both steps, one
-// step of each a round and a short peak.
+// microFlags measure a row quickly: the micro config for both steps and
+// in bf16 for the bf16 one, one or two steps of each a round and a short
+// peak.
 var microFlags = []string{"--tiny-config", "../../configs/micro.yaml", "--small-config", "../../configs/micro.yaml",
-	"--tiny-steps", "2", "--small-steps", "1", "--peak-time", "5ms"}
+	"--tiny-bf16-config", "testdata/micro-bf16.yaml", "--tiny-steps", "2", "--small-steps", "1", "--peak-time", "5ms"}
 
 // run runs the command and returns its exit code, stdout and stderr.
 func run(args ...string) (int, string, string) {

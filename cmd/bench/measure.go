@@ -20,11 +20,7 @@ import (
 func measure(o options, stderr io.Writer) (Row, error) {
 	row := Row{Processor: readProcessor(), Kernels: layers.Kernels(layers.FP32), MeasuredBy: measuredByBench,
 		GoVersion: runtime.Version(), Rounds: o.rounds, PeakSeconds: o.peakTime.Seconds(), Note: o.note}
-	configs := []string{o.tinyConfig, o.smallConfig}
-	if o.torch {
-		configs = append(configs, o.tinyBF16Config)
-	}
-	for _, path := range configs { // a wrong path stops it before anything is measured
+	for _, path := range []string{o.tinyConfig, o.smallConfig, o.tinyBF16Config} { // a wrong path stops it before anything is measured
 		cfg, err := train.LoadConfig(path)
 		if err != nil {
 			return row, configError(path, err)
@@ -56,7 +52,7 @@ func measure(o options, stderr io.Writer) (Row, error) {
 	for _, c := range []struct {
 		path  string
 		steps int
-	}{{o.tinyConfig, o.tinySteps}, {o.smallConfig, o.smallSteps}} {
+	}{{o.tinyConfig, o.tinySteps}, {o.smallConfig, o.smallSteps}, {o.tinyBF16Config, o.tinySteps}} {
 		fmt.Fprintf(stderr, "bench: setting up %s (reading its corpus, one step)\n", c.path)
 		sb, err := train.LoadStepBench(c.path, "")
 		if err != nil {
@@ -71,19 +67,42 @@ func measure(o options, stderr io.Writer) (Row, error) {
 		return row, err
 	}
 	sum := train.SummarizeRounds(sets, rounds)
-	row.PeakGFLOPs = round(sum.Peak, 1)
-	steps := []*Step{&row.Tiny, &row.Small}
+	row.PeakGFLOPs, row.AMXPeakGFLOPs = round(sum.Peak, 1), round(sum.AMXPeak, 1)
+	row.TinyBF16 = &Step{}
+	steps := []*Step{&row.Tiny, &row.Small, row.TinyBF16}
 	for k, s := range sum.Sets {
 		*steps[k] = Step{Config: s.Name, StepsPerRound: sets[k].Steps, PercentOfPeak: round(100*s.Fraction, 2),
-			GFLOPs: round(s.GFLOPs, 1), TokensPerSecond: round(s.TokensPerSecond, 0)}
+			PercentOfAMXPeak: round(100*s.AMXFraction, 2), GFLOPs: round(s.GFLOPs, 1), TokensPerSecond: round(s.TokensPerSecond, 0)}
 	}
+	row.Tiny.PercentOfAMXPeak, row.Small.PercentOfAMXPeak = 0, 0 // fp32 steps: the FMA peak is theirs
 	row.Date = time.Now().UTC().Format("2006-01-02")
-	for _, x := range []float64{row.PeakGFLOPs, row.Tiny.PercentOfPeak, row.Small.PercentOfPeak} {
+	for _, x := range []float64{row.PeakGFLOPs, row.Tiny.PercentOfPeak, row.Small.PercentOfPeak, row.TinyBF16.PercentOfPeak} {
 		if !(x > 0) || math.IsInf(x, 0) {
 			return row, fmt.Errorf("a figure came out %v: the clock or the peak measurement failed", x)
 		}
 	}
 	return row, nil
+}
+
+// bf16Step is the bf16 step's line of printRow.
+func bf16Step(r Row) string {
+	if r.TinyBF16 == nil {
+		return "not measured"
+	}
+	s := *r.TinyBF16
+	line := fmt.Sprintf("%.1f%% of the FMA peak, %.1f GFLOP/s, %s tokens/s (%s, %s a round)", s.PercentOfPeak, s.GFLOPs, count(s.TokensPerSecond), s.Config, plural(s.StepsPerRound, "step"))
+	if s.PercentOfAMXPeak > 0 {
+		line += fmt.Sprintf("; %.1f%% of the AMX peak", s.PercentOfAMXPeak)
+	}
+	return line
+}
+
+// amxPeak is the AMX peak's line of printRow.
+func amxPeak(r Row) string {
+	if r.AMXPeakGFLOPs == 0 {
+		return "none (bf16 products do not run on AMX tiles here)"
+	}
+	return fmt.Sprintf("%.1f GFLOP/s (bfloat16 on the tiles, the median of %s)", r.AMXPeakGFLOPs, plural(r.Rounds, "round"))
 }
 
 // round rounds x to digits decimals: the figures are stored as precise
@@ -130,6 +149,8 @@ func printRow(w io.Writer, r Row) error {
 		{"FMA peak", fmt.Sprintf("%.1f GFLOP/s (the median of %s of %v)", r.PeakGFLOPs, plural(r.Rounds, "round"), time.Duration(r.PeakSeconds*float64(time.Second)))},
 		{"tiny step", step(r.Tiny)},
 		{"small step", step(r.Small)},
+		{"tiny bf16 step", bf16Step(r)},
+		{"AMX peak", amxPeak(r)},
 		{"vs PyTorch fp32", versus(r.TorchFP32)},
 		{"vs PyTorch bf16 autocast", versus(r.TorchBF16)},
 		{"date (UTC)", r.Date},

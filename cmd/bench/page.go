@@ -27,8 +27,8 @@ func replaceTable(page string, rows []Row) (string, error) {
 // table is the Markdown table of rows, followed by their notes.
 func table(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| processor | kernels | FMA peak, GFLOP/s | tiny step, % of peak | tiny, tokens/s | small step, % of peak | small, tokens/s | vs PyTorch fp32 | vs PyTorch bf16 autocast | date (UTC) | measured by |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| processor | kernels | FMA peak, GFLOP/s | tiny step, % of peak | tiny, tokens/s | small step, % of peak | small, tokens/s | tiny bf16, tokens/s | AMX peak, GFLOP/s (tiny bf16, % of it) | vs PyTorch fp32 | vs PyTorch bf16 autocast | date (UTC) | measured by |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var notes []string
 	for _, r := range rows {
 		kernels := r.Kernels
@@ -42,7 +42,7 @@ func table(rows []Row) string {
 		}
 		cells := []string{name, kernels, fmt.Sprintf("%.1f", r.PeakGFLOPs),
 			percent(r.Tiny), count(r.Tiny.TokensPerSecond), percent(r.Small), count(r.Small.TokensPerSecond),
-			ratio(r.TorchFP32), ratio(r.TorchBF16), r.Date, r.MeasuredBy}
+			bf16Tokens(r), amxCell(r), ratio(r.TorchFP32), ratio(r.TorchBF16), r.Date, r.MeasuredBy}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	if len(notes) > 0 {
@@ -59,6 +59,28 @@ func percent(s Step) string {
 		p += " (" + s.Config + ")"
 	}
 	return p
+}
+
+// bf16Tokens is the bf16 step's tokens/s as the table shows it ("–" when
+// not measured).
+func bf16Tokens(r Row) string {
+	if r.TinyBF16 == nil {
+		return "–"
+	}
+	return count(r.TinyBF16.TokensPerSecond)
+}
+
+// amxCell is the AMX peak and the bf16 step's fraction of it as the table
+// shows them ("–" without AMX).
+func amxCell(r Row) string {
+	if r.AMXPeakGFLOPs == 0 {
+		return "–"
+	}
+	c := fmt.Sprintf("%.1f", r.AMXPeakGFLOPs)
+	if r.TinyBF16 != nil && r.TinyBF16.PercentOfAMXPeak > 0 {
+		c += " (" + strconv.FormatFloat(r.TinyBF16.PercentOfAMXPeak, 'g', 3, 64) + "%)"
+	}
+	return c
 }
 
 // ratio is a PyTorch comparison as the table shows it.

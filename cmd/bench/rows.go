@@ -34,8 +34,14 @@ type Row struct {
 	// PeakGFLOPs is the median FMA peak of the rounds, on as many
 	// goroutines as the kernels use (Processor.CPUs).
 	PeakGFLOPs float64 `json:"peak_gflops"`
-	Tiny       Step    `json:"tiny"`
-	Small      Step    `json:"small"`
+	// AMXPeakGFLOPs is the median AMX tile peak of the rounds
+	// (layers.AMXPeak; 0 where bf16 products do not run on the tiles).
+	AMXPeakGFLOPs float64 `json:"amx_peak_gflops,omitempty"`
+	Tiny          Step    `json:"tiny"`
+	Small         Step    `json:"small"`
+	// TinyBF16 is the tiny step in bf16 (--tiny-bf16-config) in the same
+	// rounds (nil in rows from before it was measured).
+	TinyBF16 *Step `json:"tiny_bf16,omitempty"`
 	// TorchFP32 and TorchBF16 are the side-by-side ratios to PyTorch (nil:
 	// not measured).
 	TorchFP32 *Versus `json:"torch_fp32,omitempty"`
@@ -49,8 +55,10 @@ type Step struct {
 	// StepsPerRound is the number of steps timed in each round.
 	StepsPerRound int `json:"steps_per_round,omitempty"`
 	// PercentOfPeak is the median of the rounds' GFLOP/s over their peak,
-	// in percent.
-	PercentOfPeak float64 `json:"percent_of_peak"`
+	// in percent, and for a bf16 step PercentOfAMXPeak the same over the
+	// rounds' AMX peak (0: none).
+	PercentOfPeak    float64 `json:"percent_of_peak"`
+	PercentOfAMXPeak float64 `json:"percent_of_amx_peak,omitempty"`
 	// GFLOPs is the median GFLOP/s and TokensPerSecond the same in tokens a
 	// second (0: not recorded).
 	GFLOPs          float64 `json:"gflops,omitempty"`

@@ -119,21 +119,25 @@ func TestReplaceTable(t *testing.T) {
 	r.PeakGFLOPs, r.Tiny.TokensPerSecond, r.Small.PercentOfPeak = 79.7, 9618, 72.4
 	r.TorchFP32 = &Versus{Ratio: 1.49}
 	r.BF16Kernels, r.Note = "avx2, bf16 on portable", "AVX2 only"
+	x := row("GenuineIntel", "Intel Xeon", "6", "143", 40.5)
+	x.PeakGFLOPs, x.AMXPeakGFLOPs, x.Tiny.TokensPerSecond = 270, 4012.5, 38000
+	x.TinyBF16 = &Step{TokensPerSecond: 56012.4, PercentOfAMXPeak: 7.254}
 	page := "# Speed\n\nbefore\n" + tableStart + "\nold table\n" + tableEnd + "\nafter\n"
-	got, err := replaceTable(page, []Row{r})
+	got, err := replaceTable(page, []Row{r, x})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "# Speed\n\nbefore\n" + tableStart + "\n" +
-		"| processor | kernels | FMA peak, GFLOP/s | tiny step, % of peak | tiny, tokens/s | small step, % of peak | small, tokens/s | vs PyTorch fp32 | vs PyTorch bf16 autocast | date (UTC) | measured by |\n" +
-		"|---|---|---|---|---|---|---|---|---|---|---|\n" +
-		"| AMD EPYC (AuthenticAMD, family 23, model 1), 2 CPUs (note 1) | avx2, bf16 on portable | 79.7 | 64.9% | 9,618 | 72.4% | – | 1.49x | not measured | 2026-11-27 | test |\n" +
+		"| processor | kernels | FMA peak, GFLOP/s | tiny step, % of peak | tiny, tokens/s | small step, % of peak | small, tokens/s | tiny bf16, tokens/s | AMX peak, GFLOP/s (tiny bf16, % of it) | vs PyTorch fp32 | vs PyTorch bf16 autocast | date (UTC) | measured by |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|\n" +
+		"| AMD EPYC (AuthenticAMD, family 23, model 1), 2 CPUs (note 1) | avx2, bf16 on portable | 79.7 | 64.9% | 9,618 | 72.4% | – | – | – | 1.49x | not measured | 2026-11-27 | test |\n" +
+		"| Intel Xeon (GenuineIntel, family 6, model 143), 2 CPUs | avx512 | 270.0 | 40.5% | 38,000 | 0% | – | 56,012 | 4012.5 (7.25%) | not measured | not measured | 2026-11-27 | test |\n" +
 		"\n1. AMD EPYC (AuthenticAMD, family 23, model 1), 2 CPUs: AVX2 only\n" +
 		tableEnd + "\nafter\n"
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
-	again, err := replaceTable(got, []Row{r})
+	again, err := replaceTable(got, []Row{r, x})
 	if err != nil || again != got {
 		t.Errorf("regenerating the same table changed the page: %v", err)
 	}

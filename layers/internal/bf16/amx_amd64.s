@@ -179,3 +179,42 @@ next:
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
 	VZEROUPPER
 	RET
+
+// func tilePeakAsm(cfg *[64]byte, a, b *uint16, iters int)
+// The tile unit's peak: A tiles (tmm4-5) and B tiles (tmm6-7) loaded once
+// (16 rows of 64 B, 1 KiB apart at a and b), then iters times the four
+// independent TDPBF16PS of a 2 x 2 block into tmm0-3 (16384 floating-point
+// operations each).
+TEXT ·tilePeakAsm(SB), NOSPLIT, $0-32
+	MOVQ cfg+0(FP), SI
+	// LDTILECFG (SI)
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x06
+	MOVQ a+8(FP), SI
+	LEAQ 1024(SI), DX
+	MOVQ b+16(FP), AX
+	LEAQ 1024(AX), BX
+	MOVQ $64, CX
+	MOVQ $64, DI
+	// TILELOADD tmm4, (SI)(CX*1); tmm5, (DX)(CX*1); tmm6, (AX)(DI*1); tmm7, (BX)(DI*1)
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x24; BYTE $0x0E
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x2C; BYTE $0x0A
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x34; BYTE $0x38
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x3C; BYTE $0x3B
+	// TILEZERO tmm0; tmm1; tmm2; tmm3
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC0
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC8
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD8
+	MOVQ iters+24(FP), R8
+
+peak:
+	// TDPBF16PS tmm0, tmm4, tmm6; tmm1, tmm4, tmm7; tmm2, tmm5, tmm6; tmm3, tmm5, tmm7
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x4A; BYTE $0x5C; BYTE $0xC4
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x42; BYTE $0x5C; BYTE $0xCC
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x4A; BYTE $0x5C; BYTE $0xD5
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x42; BYTE $0x5C; BYTE $0xDD
+	DECQ R8
+	JNZ  peak
+	// TILERELEASE
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0
+	RET

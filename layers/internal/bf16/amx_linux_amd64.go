@@ -111,3 +111,17 @@ func stripAMX(c []float32, ldc int, a []uint16, lda int, b []uint32, panel, kb, 
 //
 //go:noescape
 func tileStripAsm(cfg *[64]byte, scratch *[blockRows * blockCols]float32, a *uint16, lda uintptr, b *uint32, panel uintptr, kb, blocks int, c *float32, ldc uintptr, rows int, mask uint32, alpha, beta float32, bias *float32)
+
+//go:noescape
+func tilePeakAsm(cfg *[64]byte, a, b *uint16, iters int)
+
+// tilePeakLoop runs one call of the tile unit's peak loop and returns its
+// floating-point operations (0 without AMX).
+func tilePeakLoop(a, b *[2 * tileWords]uint16) float64 {
+	if !HasAMX() {
+		return 0
+	}
+	const iters = 1 << 12 // about 0.1 ms
+	tilePeakAsm(fullTiles, &a[0], &b[0], iters)
+	return iters * 4 * 2 * TileRows * TileCols * 2 * TilePairs
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // tileCase is one tile product: C's rows, columns and A's pairs, with
@@ -117,4 +118,20 @@ func TestTDPBF16PSSumsEvenAndOddApart(t *testing.T) {
 	if b := math.Float32bits(got[0]); b != 0x3f800001 {
 		t.Errorf("TDPBF16PS gives %g (%#08x), want 1 + 2^-23", got[0], b)
 	}
+}
+
+// The tile peak runs and gives a positive rate where AMX is, and 0
+// elsewhere (its speed is BenchmarkTilePeak's and cmd/bench's business).
+func TestTilePeak(t *testing.T) {
+	p := TilePeak(1, 20*time.Millisecond)
+	if !HasAMX() {
+		if p != 0 {
+			t.Fatalf("TilePeak = %v without AMX", p)
+		}
+		t.Skip("no AMX tiles here")
+	}
+	if !(p > 0) {
+		t.Fatalf("TilePeak = %v", p)
+	}
+	t.Logf("tile peak on one goroutine: %.0f GFLOP/s", p)
 }
