@@ -25,7 +25,8 @@
 //
 // # Paths
 //
-// Four paths follow exactly these steps: AVX512_BF16's instructions
+// Four paths follow exactly these steps (a fifth, AMX's tiles, has its
+// own arithmetic: see Tiles): AVX512_BF16's instructions
 // (kernel_amd64.s, see simd.BF16); their arithmetic on AVX-512F alone
 // (emulated_amd64.s, for a CPU without them: each pair split into two
 // float32, a fused multiply-add each, under flush-to-zero); the same
@@ -43,11 +44,19 @@
 // # Tiles
 //
 // Intel's AMX tile unit multiplies bfloat16 with its own arithmetic, not
-// VDPBF16PS's: TDPBF16PS sums a block's even and odd steps apart before
-// adding them to C (TileDot defines it in Go, to the bit). TileGemm is the
-// blocked product on it, on the instruction where the CPU and Linux grant
-// the tiles (HasAMX, TileDotAMX) and on TileDot elsewhere, with the same
-// bits either way.
+// VDPBF16PS's: TDPBF16PS sums a 32-step block's even and odd steps apart,
+// each from zero, adds the two, and adds that to the accumulator (TileDot
+// defines it in Go, to the bit, and the tests hold the instruction to it).
+// Where the CPU has AMX-BF16 and Linux grants the tiles (HasAMX), and
+// ALIBI_SIMD names no path, Gemm runs on the tiles (Path "amx",
+// tilegemm.go): each 32 x 32 block of C is summed from zero over k in
+// blocks of 32 (k padded with zeros), four accumulator tiles at a time,
+// and the sums s go into C as alpha*s + beta*C, or + bias, as on the other
+// paths. Those bits are the tile unit's, not the four paths' above: a
+// product on AMX differs from the same product elsewhere in its last bits,
+// and is as reproducible (any number of goroutines gives the same bits).
+// The same blocked product runs on TileDot in the tests, on every machine.
+// TilePeak measures the tiles' rate.
 //
 // # Error
 //
