@@ -69,6 +69,40 @@
 	VFMADD231PS.BCST 28(SI), Z17, Z15 \
 	ADDQ             R11, SI
 
+// QSTEP is PSTEP with KSTEP8's broadcasts: each A value broadcast once
+// into a register (Z18, Z19) for its two multiply-adds. On some processors
+// (an Intel Xeon of family 6, model 167) this runs the packed loop about 9%
+// faster than PSTEP's folded broadcasts; packedBroadcasts chooses, by
+// measurement. The same multiply-adds in the same order: the same bits.
+#define QSTEP(B0, B1) \
+	VMOVUPS      B0, Z16 \
+	VMOVUPS      B1, Z17 \
+	VBROADCASTSS (SI), Z18 \
+	VFMADD231PS  Z16, Z18, Z0 \
+	VFMADD231PS  Z17, Z18, Z1 \
+	VBROADCASTSS 4(SI), Z19 \
+	VFMADD231PS  Z16, Z19, Z2 \
+	VFMADD231PS  Z17, Z19, Z3 \
+	VBROADCASTSS 8(SI), Z18 \
+	VFMADD231PS  Z16, Z18, Z4 \
+	VFMADD231PS  Z17, Z18, Z5 \
+	VBROADCASTSS 12(SI), Z19 \
+	VFMADD231PS  Z16, Z19, Z6 \
+	VFMADD231PS  Z17, Z19, Z7 \
+	VBROADCASTSS 16(SI), Z18 \
+	VFMADD231PS  Z16, Z18, Z8 \
+	VFMADD231PS  Z17, Z18, Z9 \
+	VBROADCASTSS 20(SI), Z19 \
+	VFMADD231PS  Z16, Z19, Z10 \
+	VFMADD231PS  Z17, Z19, Z11 \
+	VBROADCASTSS 24(SI), Z18 \
+	VFMADD231PS  Z16, Z18, Z12 \
+	VFMADD231PS  Z17, Z18, Z13 \
+	VBROADCASTSS 28(SI), Z19 \
+	VFMADD231PS  Z16, Z19, Z14 \
+	VFMADD231PS  Z17, Z19, Z15 \
+	ADDQ         R11, SI
+
 // RSTEP is one k step for an A whose rows are contiguous in k (csa = 1: a
 // row-major A read in place), D bytes past SI and R13 (the loop advances
 // them every four steps, so a step adds no pointer): KSTEP8's broadcasts
@@ -193,16 +227,16 @@
 // the C row being stored after them, Z0-Z15 the accumulators, Z16-Z19 B and
 // A values, Z30 alpha, Z31 beta, K1 and K2 the column masks.
 //
-// The k steps go four at a time through one of three loops: loopP4 when the
-// 8 A values of a step are adjacent (rsa = 1: packed A, or transposed A read
-// in place), loopR4 when A's rows are contiguous in k (csa = 1: row-major A
+// The k steps go four at a time through one of three loops: loopP4 (or
+// loopQ4, where packedBroadcasts is set) when the 8 A values of a step are
+// adjacent (rsa = 1: packed A, or transposed A read in place), loopR4 when A's rows are contiguous in k (csa = 1: row-major A
 // read in place), loop4 otherwise; the last kc%4 steps go through loop1. The
 // first two issue fewer operations per step than loop4 (no pointer adds
 // inside a round; loopP4 also folds each broadcast into its multiply-add).
 // Measured on an Intel Xeon (family 6, model 207), two threads, toggled in
 // one process: the tiny model's linear-layer products 1.01-1.08x faster and
 // its weight gradient of 512 rows 1.23x, the tiny training step 1.020x
-// (80 alternating sets, 55 faster). All three give the same bits.
+// (80 alternating sets, 55 faster). All of them give the same bits.
 TEXT ·kernel8x32(SB), NOSPLIT, $8-120
 	FLUSHDENORMALS
 	MOVQ    pf+112(FP), R15
@@ -266,7 +300,12 @@ prefetch:
 	SHRQ $2, BX
 	JZ   tail
 	CMPQ R10, $4
+	JNE  notpacked
+	CMPB ·packedBroadcasts(SB), $0
 	JEQ  loopP4
+	JMP  loopQ4
+
+notpacked:
 	CMPQ R11, $4
 	JEQ  loopR4
 
@@ -291,6 +330,20 @@ loopP4:
 	LEAQ       (DI)(R14*4), DI
 	DECQ       BX
 	JNZ        loopP4
+	LEAQ       (SI)(R10*4), R13 // row 5 at the tail's first k step
+	ADDQ       R10, R13
+	JMP        tail
+
+loopQ4:
+	QSTEP((DI), 64(DI))
+	QSTEP((DI)(R14*1), 64(DI)(R14*1))
+	PREFETCHT1 (R15)
+	ADDQ       $64, R15
+	QSTEP((DI)(R14*2), 64(DI)(R14*2))
+	QSTEP((DI)(R9*1), 64(DI)(R9*1))
+	LEAQ       (DI)(R14*4), DI
+	DECQ       BX
+	JNZ        loopQ4
 	LEAQ       (SI)(R10*4), R13 // row 5 at the tail's first k step
 	ADDQ       R10, R13
 	JMP        tail

@@ -13,6 +13,7 @@ func colMask(cols int) uint32 { return uint32(uint64(1)<<cols - 1) }
 // macroKernel8x32 is macroKernel for the AVX-512 path. With a bias (nb
 // elements; nil for none), C = alpha*op(A)*op(B) + bias in place of beta*C.
 func macroKernel8x32(mb, nb, kb int, alpha float32, asrc *aSource, bsrc bSource, beta float32, bias, c []float32, ldc int, edgeA, edgeB []float32) {
+	chooseBroadcasts()
 	const mr, nr = 8, 32
 	full := mb / mr * mr // rows covered by full A slivers
 	rem := mb - full

@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestKernel8x32Loops checks that the 8x32 kernel's three k loops give the
+// TestKernel8x32Loops checks that the 8x32 kernel's four k loops give the
 // same bits: the same A in a packed layout (rsa = 1, the loop that folds
-// the broadcast into the multiply-add), row-major (csa = 1) and with
+// the broadcast into the multiply-add, and the one that broadcasts into
+// registers), row-major (csa = 1) and with
 // neither stride 1 (the general loop), for k lengths with and without a
 // tail of single steps, a packed B and one read in place with a wider
 // stride, and beta 0 and 0.5. A float64 product bounds them all.
@@ -48,10 +49,17 @@ func TestKernel8x32Loops(t *testing.T) {
 					{"row-major", rowMajor, lda, 1, 8 * lda},
 					{"general", general, 2, csa, 16},
 				}
-				var out [3][]float32
+				// The packed layout twice: with the broadcasts folded into
+				// the multiply-adds (loopP4) and into registers (loopQ4).
+				layouts = append(layouts, layouts[0])
+				layouts[3].name = "packed, broadcasts in registers"
+				out := make([][]float32, len(layouts))
 				for l, lay := range layouts {
 					out[l] = append([]float32(nil), c0...)
+					prev := packedBroadcasts
+					packedBroadcasts = l == 3
 					kernel8x32(nsl, kc, &lay.a[0], lay.rsa, lay.csa, lay.asl, &b[0], ldb, &out[l][0], 32, 0.75, beta, 8, 0xffffffff, nil, 0)
+					packedBroadcasts = prev
 				}
 				for e := range out[0] {
 					r, j := e/32, e%32
