@@ -4,8 +4,9 @@ package gemm
 // each A value into a register for its two multiply-adds (QSTEP) instead of
 // folding the broadcast into each (PSTEP): the same operations in the same
 // order, the same bits. Which is faster depends on the processor (the folded
-// form was measured faster on an Intel Xeon of family 6, model 207, the
-// register form about 9% faster on one of model 167), so chooseBroadcasts
+// form was measured faster on an Intel Xeon of family 6, model 207; on one
+// of model 167 the register form runs the kernel alone 9-11% faster and
+// the tiny training step 1-2%), so chooseBroadcasts
 // measures both once, before the first product; the assembly reads it as a
 // byte.
 var packedBroadcasts bool

@@ -71,7 +71,7 @@
 
 // QSTEP is PSTEP with KSTEP8's broadcasts: each A value broadcast once
 // into a register (Z18, Z19) for its two multiply-adds. On some processors
-// (an Intel Xeon of family 6, model 167) this runs the packed loop about 9%
+// (an Intel Xeon of family 6, model 167) this runs the packed loop 9-11%
 // faster than PSTEP's folded broadcasts; packedBroadcasts chooses, by
 // measurement. The same multiply-adds in the same order: the same bits.
 #define QSTEP(B0, B1) \
