@@ -19,7 +19,8 @@ type Row struct {
 	Processor Processor `json:"processor"`
 	// Kernels is the instruction-set path of the float32 kernels
 	// (layers.Kernels: avx512, avx2 or portable), and BF16Kernels that of
-	// a bf16 model, which says whether the products ran on AVX512_BF16.
+	// a bf16 model, which says whether the products ran on AMX's tiles or
+	// AVX512_BF16.
 	Kernels     string `json:"kernels"`
 	BF16Kernels string `json:"bf16_kernels,omitempty"`
 	// Date is the day of the measurement, UTC (2006-01-02).

@@ -90,7 +90,9 @@
 //		or bf16 (bfloat16 factors, float32 accumulation; the run is then
 //		reported as "<scheme> bf16", in the passkey report too). Where the
 //		CPU lacks AVX512_BF16 (or AVX-512), the products run its arithmetic
-//		another way, with the same results, and stderr says how.
+//		another way, with the same results, and stderr says how; where it
+//		has AMX's tiles they run there, with the tiles' own rounding (not
+//		the same bits as elsewhere; ALIBI_SIMD=avx512 keeps AVX512_BF16).
 //	--max-memory SIZE
 //		The memory the command may use, in bytes or with a K, M, G or T
 //		suffix (powers of 1024: 2G, 512M, 2GiB). A length whose estimated

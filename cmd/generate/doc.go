@@ -76,7 +76,9 @@
 //		The arithmetic of the linear layers' products: fp32 (the default)
 //		or bf16 (bfloat16 factors, float32 accumulation). Where the CPU
 //		lacks AVX512_BF16 (or AVX-512), the products run its arithmetic
-//		another way, with the same results, and stderr says how.
+//		another way, with the same results, and stderr says how; where it
+//		has AMX's tiles they run there, with the tiles' own rounding (not
+//		the same bits as elsewhere; ALIBI_SIMD=avx512 keeps AVX512_BF16).
 //	--max-memory SIZE
 //		The memory to allow for, such as 2G or 512M: a generation whose
 //		estimate (every prompt's key/value cache at the prompt's length plus

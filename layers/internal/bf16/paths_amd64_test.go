@@ -45,3 +45,13 @@ func TestALIBISIMDChoosesPath(t *testing.T) {
 		}
 	}
 }
+
+// The products go to AMX's tiles only when ALIBI_SIMD is unset or "amx":
+// any path it names is one without tiles.
+func TestAMXAllowed(t *testing.T) {
+	for env, want := range map[string]bool{"": true, "amx": true, "avx512": false, "avx2": false, "portable": false} {
+		if got := amxAllowed(env); got != want {
+			t.Errorf("amxAllowed(%q) = %v, want %v", env, got, want)
+		}
+	}
+}
