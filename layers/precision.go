@@ -17,9 +17,9 @@ const (
 	// float64 graphs.
 	FP32 Precision = iota
 	// BF16 rounds both factors of each product to bfloat16 and accumulates
-	// in float32, as AVX512_BF16's VDPBF16PS does, or AMX's TDPBF16PS where
-	// the CPU has the tiles (BF16Path; PyTorch's CPU autocast runs its
-	// linear layers on whichever of the two it has). Only the linear layers' products change:
+	// in float32, as AVX512_BF16's VDPBF16PS does (PyTorch's CPU autocast
+	// runs its linear layers so), or AMX's TDPBF16PS where the CPU has the
+	// tiles (BF16Path). Only the linear layers' products change:
 	// weights, gradients, the optimizer, LayerNorm, softmax, the attention
 	// scores and every position bias stay float32. A position bias could
 	// not take bfloat16: its 8 significant bits would round -m·(i-j) at a
@@ -57,7 +57,7 @@ func (p Precision) valid() error {
 
 // BF16Path names the way BF16 products run on this CPU and build: "amx"
 // (Intel AMX's tile unit, where the CPU has AMX-BF16, Linux grants the
-// tiles and ALIBI_SIMD names no path), "avx512_bf16" (AVX512_BF16's
+// tiles and ALIBI_SIMD names no path without them), "avx512_bf16" (AVX512_BF16's
 // instructions; ALIBI_SIMD=avx512 chooses them over the tiles),
 // "avx512f" (their arithmetic on AVX-512F, for a CPU that has AVX-512
 // without them, or whose hypervisor hides them), "avx2" (the same

@@ -122,7 +122,7 @@ func TestParsePrecision(t *testing.T) {
 func TestBF16Path(t *testing.T) {
 	want := "portable"
 	switch {
-	case simd.BF16() && bf16.HasAMX() && (os.Getenv("ALIBI_SIMD") == "" || os.Getenv("ALIBI_SIMD") == "amx"):
+	case simd.BF16() && bf16.HasAMX() && os.Getenv("ALIBI_SIMD") != "avx512":
 		want = "amx"
 	case simd.BF16():
 		want = "avx512_bf16"

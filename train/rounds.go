@@ -17,9 +17,9 @@ type StepSet struct {
 }
 
 // Round is one round of StepRounds: the FMA peak measured at its start
-// (GFLOP/s), the AMX tile peak after it (0 where bf16 products do not run
-// on the tiles, see layers.AMXPeak) and each set's steps' GFLOP/s, in the
-// order of the sets.
+// (GFLOP/s), the AMX tile peak at its end (0 where no set is bf16 or bf16
+// products do not run on the tiles, see layers.AMXPeak) and each set's
+// steps' GFLOP/s, in the order of the sets.
 type Round struct {
 	Peak    float64
 	AMXPeak float64
@@ -28,17 +28,17 @@ type Round struct {
 
 // StepRounds measures the fraction of peak of training steps the way the
 // targets are stated: rounds rounds, each the FMA peak for peakTime
-// (layers.FMAPeak, on as many goroutines as the kernels use), then where
-// bf16 products run on AMX's tiles their peak for as long
-// (layers.AMXPeak), followed by each set's steps, so that every step is set beside a peak measured
-// seconds before it. A round's GFLOP/s for a set is its steps' floating-
+// (layers.FMAPeak, on as many goroutines as the kernels use) followed by
+// each set's steps and, when a set is bf16 and its products run on AMX's
+// tiles, the tiles' peak for as long (layers.AMXPeak; last, so that the
+// tiles' clock does not weigh on the float32 steps), so that every step
+// is set beside peaks measured seconds from it. A round's GFLOP/s for a set is its steps' floating-
 // point operations (StepBench.FLOPsPerToken) over their wall time. log, if
 // not nil, sees each round as it ends (1-based).
 func StepRounds(sets []StepSet, rounds int, peakTime time.Duration, log func(i int, r Round)) ([]Round, error) {
 	out := make([]Round, 0, rounds)
 	for i := 1; i <= rounds; i++ {
 		r := Round{Peak: layers.FMAPeak(peakTime), GFLOPs: make([]float64, len(sets))}
-		r.AMXPeak = layers.AMXPeak(peakTime)
 		for k, s := range sets {
 			t0 := time.Now()
 			for j := 0; j < s.Steps; j++ {
@@ -49,12 +49,25 @@ func StepRounds(sets []StepSet, rounds int, peakTime time.Duration, log func(i i
 			flops := float64(s.Steps*s.Bench.Tokens()) * s.Bench.FLOPsPerToken()
 			r.GFLOPs[k] = flops / time.Since(t0).Seconds() / 1e9
 		}
+		if anyBF16(sets) {
+			r.AMXPeak = layers.AMXPeak(peakTime)
+		}
 		out = append(out, r)
 		if log != nil {
 			log(i, r)
 		}
 	}
 	return out, nil
+}
+
+// anyBF16 reports whether a set trains with bf16 products.
+func anyBF16(sets []StepSet) bool {
+	for _, s := range sets {
+		if s.Bench.Config().Train.Precision == "bf16" {
+			return true
+		}
+	}
+	return false
 }
 
 // FormatRound is the log line of round i of n: its peak, and each set's

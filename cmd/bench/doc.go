@@ -22,11 +22,13 @@
 // config's corpus and one untimed step, which allocates the graph's
 // buffers. Then it runs --rounds rounds, each the FMA peak for --peak-time
 // (fused multiply-adds on registers, on the float32 kernels' instruction
-// set, one goroutine a CPU: what the cores can do at most right now), the
-// AMX peak for as long where bf16 products run on the tiles (TDPBF16PS on
-// tiles held in registers, one goroutine a CPU), followed by --tiny-steps
-// tiny steps, --small-steps small ones and --tiny-steps tiny bf16 ones
-// (forward, backward, clipping and AdamW, as training runs them). A
+// set, one goroutine a CPU: what the cores can do at most right now),
+// followed by --tiny-steps tiny steps, --small-steps small ones and
+// --tiny-steps tiny bf16 ones (forward, backward, clipping and AdamW, as
+// training runs them), then, where bf16 products run on AMX's tiles, the
+// AMX peak for as long (TDPBF16PS on tiles held in registers, one
+// goroutine a CPU; last, so that the tiles' clock does not weigh on the
+// float32 steps). A
 // round's GFLOP/s for a config is its steps' floating-point operations
 // (the matrix products, model.Config's FLOPsPerToken) over their wall
 // time, its fraction of peak that over the round's FMA peak, and for the

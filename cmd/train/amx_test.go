@@ -66,5 +66,8 @@ func TestKillAndResumeBF16OnAMX(t *testing.T) {
 	if err := trainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
 		t.Fatalf("resumed run: %v", err)
 	}
+	if k, _ := summaryOf(t, split)["kernels"].(string); !strings.HasSuffix(k, "bf16 on amx") {
+		t.Fatalf("the resumed run's summary says kernels %q, want bf16 on amx", k)
+	}
 	sameRunState(t, whole, split, "step-00000240.safetensors")
 }

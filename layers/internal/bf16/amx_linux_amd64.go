@@ -90,6 +90,9 @@ func tileStrip() stripFunc { return stripAMX }
 // stripAMX is stripFunc on the tile unit, the stores on AVX-512 (HasAMX
 // must be true; every CPU with AMX has AVX-512).
 func stripAMX(c []float32, ldc int, a []uint16, lda int, b []uint32, panel, kb, n, rows int, alpha, beta float32, bias []float32) {
+	if rows < 1 || rows > blockRows || kb < 1 || n < 1 {
+		panic("bf16: stripAMX: a strip of 1 to 32 rows, at least one column and one step")
+	}
 	blocks := (n + blockCols - 1) / blockCols
 	_ = c[(rows-1)*ldc+n-1]
 	_ = a[(blockRows-1)*lda+kb*kStep-1]

@@ -1,6 +1,7 @@
 // Package bf16 multiplies float32 matrices in bfloat16 with float32
 // accumulation: the arithmetic of AVX512_BF16's VDPBF16PS, which PyTorch's
-// CPU autocast uses for its linear layers.
+// CPU autocast uses for its linear layers, or on Intel AMX's tiles that of
+// TDPBF16PS (see Tiles).
 //
 // # Numbers
 //
@@ -13,7 +14,7 @@
 //
 // # The product
 //
-// Gemm computes C = alpha*Â*B̂ + beta*C with Â and B̂ the elementwise Round
+// Except on AMX's tiles (see Tiles), Gemm computes C = alpha*Â*B̂ + beta*C with Â and B̂ the elementwise Round
 // of op(A) and op(B). Each element of C is accumulated in float32 over k in
 // blocks of at most KC steps, pairs of steps at a time, as one VDPBF16PS
 // lane does: acc += â(2p+1)·b̂(2p+1), then acc += â(2p)·b̂(2p), each

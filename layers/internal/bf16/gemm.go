@@ -17,7 +17,8 @@ const (
 
 // kpath is a way to run the package's arithmetic: the conversions (the
 // packing and RoundSlice, see path) and the products' kernel (see
-// productsPath) each run on one. All four give the same bits.
+// productsPath) each run on one. The first four give the same bits; amx,
+// a kernel only, gives the tile unit's (see the package comment's Tiles).
 type kpath int
 
 const (
@@ -48,7 +49,8 @@ func (p kpath) splitsA() bool { return p == emulated || p == avx2 }
 
 // Path names the way Gemm runs on this CPU and build: "amx" (the products
 // on AMX's tiles, the conversions on AVX512_BF16: a CPU and kernel that
-// grant the tiles, unless ALIBI_SIMD names a path), "avx512_bf16" (the
+// grant the tiles, unless ALIBI_SIMD names a path without them),
+// "avx512_bf16" (the
 // AVX512_BF16 instructions, or ALIBI_SIMD=avx512 on a CPU with AMX),
 // "avx512f" (their arithmetic on AVX-512F, for a CPU without them),
 // "avx2" (the same arithmetic on AVX2, for a CPU without AVX-512, or when

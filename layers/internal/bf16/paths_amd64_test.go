@@ -46,10 +46,11 @@ func TestALIBISIMDChoosesPath(t *testing.T) {
 	}
 }
 
-// The products go to AMX's tiles only when ALIBI_SIMD is unset or "amx":
-// any path it names is one without tiles.
+// The products go to AMX's tiles unless ALIBI_SIMD names a path without
+// them; a value that names no path (a typo too) changes nothing, as for
+// the float32 kernels.
 func TestAMXAllowed(t *testing.T) {
-	for env, want := range map[string]bool{"": true, "amx": true, "avx512": false, "avx2": false, "portable": false} {
+	for env, want := range map[string]bool{"": true, "amx": true, "AVX512": true, "avx-512": true, "avx512": false, "avx2": false, "portable": false} {
 		if got := amxAllowed(env); got != want {
 			t.Errorf("amxAllowed(%q) = %v, want %v", env, got, want)
 		}

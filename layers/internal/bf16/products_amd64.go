@@ -23,7 +23,7 @@ var (
 
 // productsPath is the kernel the products run on: AMX's tiles where
 // path is native, the CPU and kernel grant the tiles (HasAMX) and
-// ALIBI_SIMD is unset (or "amx"); otherwise path's, except where path is
+// ALIBI_SIMD names no path without them (amxAllowed); otherwise path's, except where path is
 // native and the emulated kernel measures faster on this CPU
 // (emulationFaster), measured once.
 func productsPath() kpath {
@@ -40,9 +40,9 @@ func productsPath() kpath {
 }
 
 // amxAllowed reports whether ALIBI_SIMD's value env leaves the products to
-// the tile unit: unset or "amx". Any path it names (avx512, avx2,
-// portable) is one without tiles.
-func amxAllowed(env string) bool { return env == "" || env == "amx" }
+// the tile unit: anything but the name of a path without tiles (avx512,
+// avx2, portable), as simd.Best ignores a value that names no path.
+func amxAllowed(env string) bool { return env != "avx512" && env != "avx2" && env != "portable" }
 
 // emulationFaster reports whether the emulated kernel computes the same
 // tiles at least 10% faster than the native one: each is timed on 18 tiles

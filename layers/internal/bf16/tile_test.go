@@ -26,8 +26,9 @@ func TestTileDotHandWorked(t *testing.T) {
 		// Even steps 2^-125 · 1 and -1.5 · 2^-126: their sum, 2^-127, is
 		// below the smallest normal, a +0 (a denormal would keep it).
 		{"sum below the smallest normal", []uint16{0x0100, 0, 0xbfc0, 0}, []uint16{one, 0, 0x0080, 0}, 0, 0},
-		// The same sum added to C = 1: 1 + 0 = 1, not 1 + 2^-127 rounded.
-		{"flushed sum into C", []uint16{0x0100, 0, 0xbfc0, 0}, []uint16{one, 0, 0x0080, 0}, 1, 0x3f800000},
+		// The same sum added to C = 2^-126: 2^-126 + 0, where the unflushed
+		// sum would give 1.5 * 2^-126, a normal float32.
+		{"flushed sum into C", []uint16{0x0100, 0, 0xbfc0, 0}, []uint16{one, 0, 0x0080, 0}, 0x1p-126, 0x00800000},
 		// -0 · 1 twice in each lane: the lanes start at +0, so +0; -0 + +0 = +0.
 		{"negative zeros", []uint16{0x8000, 0x8000, 0x8000, 0x8000}, []uint16{one, one, one, one}, negZero, 0},
 		// A denormal C reads as zero: -denormal + 1·1 = 1.

@@ -73,6 +73,7 @@ func stripGo(c []float32, ldc int, a []uint16, lda int, b []uint32, panel, kb, n
 // when bias is not nil. then (nil for none) gets each finished chunk of
 // rows.
 func tileGemm(strip stripFunc, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, bias, c []float32, ldc int, threads int, then gemm.Epilogue) {
+	threads = max(1, threads)
 	kb := (k + kStep - 1) / kStep
 	kp := kb * TilePairs
 	aStride := padStride(kb*kStep, 2) // bfloat16 per row of op(A)

@@ -17,6 +17,7 @@ func TestKernel8x32Loops(t *testing.T) {
 	if !AVX512.Supported() {
 		t.Skip("needs the avx512 path")
 	}
+	defer func(p bool) { packedBroadcasts = p }(packedBroadcasts)
 	rng := rand.New(rand.NewSource(12))
 	const nsl, rows = 3, 8 * 3
 	for _, kc := range []int{1, 3, 4, 5, 8, 13, 64, 257} {
@@ -56,10 +57,8 @@ func TestKernel8x32Loops(t *testing.T) {
 				out := make([][]float32, len(layouts))
 				for l, lay := range layouts {
 					out[l] = append([]float32(nil), c0...)
-					prev := packedBroadcasts
 					packedBroadcasts = l == 3
 					kernel8x32(nsl, kc, &lay.a[0], lay.rsa, lay.csa, lay.asl, &b[0], ldb, &out[l][0], 32, 0.75, beta, 8, 0xffffffff, nil, 0)
-					packedBroadcasts = prev
 				}
 				for e := range out[0] {
 					r, j := e/32, e%32
