@@ -88,11 +88,14 @@ sums:
 	MOVQ kb+48(FP), R8
 
 steps:
-	// TILELOADD tmm4, (SI)(CX*1); tmm5, (DX)(CX*1); tmm6, (AX)(DI*1); tmm7, (BX)(DI*1)
+	// TILELOADD tmm4, (SI)(CX*1); tmm5, (DX)(CX*1); then B with TILELOADDT1
+	// (the same load, hinted not to keep the panel in L1, which it streams
+	// through once a block): tmm6, (AX)(DI*1); tmm7, (BX)(DI*1). The hint
+	// made the tiny bf16 step 1-4% faster (4 of 4 alternating pairs).
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x24; BYTE $0x0E
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x2C; BYTE $0x0A
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x34; BYTE $0x38
-	BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x3C; BYTE $0x3B
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x79; BYTE $0x4B; BYTE $0x34; BYTE $0x38
+	BYTE $0xC4; BYTE $0xE2; BYTE $0x79; BYTE $0x4B; BYTE $0x3C; BYTE $0x3B
 	// TDPBF16PS tmm0, tmm4, tmm6; tmm1, tmm4, tmm7; tmm2, tmm5, tmm6; tmm3, tmm5, tmm7
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x4A; BYTE $0x5C; BYTE $0xC4
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x42; BYTE $0x5C; BYTE $0xCC
