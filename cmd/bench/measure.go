@@ -72,9 +72,9 @@ func measure(o options, stderr io.Writer) (Row, error) {
 	steps := []*Step{&row.Tiny, &row.Small, row.TinyBF16}
 	for k, s := range sum.Sets {
 		*steps[k] = Step{Config: s.Name, StepsPerRound: sets[k].Steps, PercentOfPeak: round(100*s.Fraction, 2),
-			PercentOfAMXPeak: round(100*s.AMXFraction, 2), GFLOPs: round(s.GFLOPs, 1), TokensPerSecond: round(s.TokensPerSecond, 0)}
+			GFLOPs: round(s.GFLOPs, 1), TokensPerSecond: round(s.TokensPerSecond, 0)}
 	}
-	row.Tiny.PercentOfAMXPeak, row.Small.PercentOfAMXPeak = 0, 0 // fp32 steps: the FMA peak is theirs
+	row.TinyBF16.PercentOfAMXPeak = round(100*sum.Sets[2].AMXFraction, 2) // the fp32 steps' peak is the FMA one
 	row.Date = time.Now().UTC().Format("2006-01-02")
 	for _, x := range []float64{row.PeakGFLOPs, row.Tiny.PercentOfPeak, row.Small.PercentOfPeak, row.TinyBF16.PercentOfPeak} {
 		if !(x > 0) || math.IsInf(x, 0) {

@@ -4,9 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/alibi-go/alibi/layers"
 	"github.com/alibi-go/alibi/model"
@@ -43,26 +41,7 @@ func TestKillAndResumeBF16OnAMX(t *testing.T) {
 		t.Fatalf("the run's summary says kernels %q, want bf16 on amx", k)
 	}
 
-	cmd := trainCmd(t, nil, "--config", cfgPath, "--out", split)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ckdir := filepath.Join(split, model.CheckpointDir)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(ckdir, "step-00000130.safetensors")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the run never reached step 130")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	if err := cmd.Wait(); !killedBySignal(err) {
-		t.Fatalf("want death by SIGKILL, got %v (the run finished before the kill?)", err)
-	}
+	killAfter(t, trainCmd(t, nil, "--config", cfgPath, "--out", split), filepath.Join(split, model.CheckpointDir, "step-00000130.safetensors"))
 	if err := trainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
 		t.Fatalf("resumed run: %v", err)
 	}

@@ -179,31 +179,39 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	}
 
 	// 2. Resumed, then killed at an arbitrary step once step 150 is saved.
-	cmd := faultTrainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(ckdir, "step-00000150.safetensors")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the resumed run never reached step 150")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	if err := cmd.Wait(); !killedBySignal(err) {
-		t.Fatalf("second segment: want death by SIGKILL, got %v (the run finished before the kill?)", err)
-	}
+	killAfter(t, faultTrainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume"), filepath.Join(ckdir, "step-00000150.safetensors"))
 
 	// 3. Resumed to the end.
 	if err := faultTrainCmd(t, nil, "--config", cfgPath, "--out", split, "--resume").Run(); err != nil {
 		t.Fatalf("final segment: %v", err)
 	}
 	sameRunState(t, whole, split, "step-00000240.safetensors")
+}
+
+// killAfter starts cmd, a training run, waits until the checkpoint file
+// ckpt exists and kills the run with SIGKILL at whatever step it has
+// reached; it fails unless the run died of that signal (not finished
+// before it, nor failed).
+func killAfter(t *testing.T, cmd *exec.Cmd, ckpt string) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(ckpt); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run never wrote %s", filepath.Base(ckpt))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	if err := cmd.Wait(); !killedBySignal(err) {
+		t.Fatalf("want death by SIGKILL, got %v (the run finished before the kill?)", err)
+	}
 }
 
 // sameRunState checks that the interrupted and resumed run in split ended as

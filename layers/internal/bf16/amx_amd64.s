@@ -1,6 +1,7 @@
 //go:build linux && amd64 && !purego
 
 #include "textflag.h"
+#include "tile_amd64.h"
 
 // Go's assembler has no AMX mnemonics: each instruction is written as its
 // bytes (checked with binutils' objdump), using only the legacy registers
@@ -117,44 +118,35 @@ steps:
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x14; BYTE $0x0E
 	BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x5C; BYTE $0x0E; BYTE $0x40
 
-	// The stores: SI the scratch row, DI the C row, R8 ldc, CX rows left.
+	// The stores, with tile_amd64.h's row stores: SI the scratch row, R9
+	// the C row, R8 ldc, CX rows left.
 	MOVQ  scratch+8(FP), SI
-	MOVQ  R13, DI
 	MOVQ  ldc+72(FP), R8
 	MOVQ  rows+80(FP), CX
+	MOVQ  R13, R9
 	TESTQ R10, R10
 	JNZ   withbias
-	MOVL  beta+96(FP), R9
-	SHLL  $1, R9 // beta == 0 of either sign
+	MOVL  beta+96(FP), AX
+	SHLL  $1, AX // beta == 0 of either sign
 	JNZ   withbeta
 
 zero:
-	VMULPS  (SI), Z30, Z0
-	VMULPS  64(SI), Z30, Z1
-	VMOVUPS Z0, K1, (DI)
-	VMOVUPS Z1, K2, 64(DI)
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	STOREZ(Z0, Z1)
 	ADDQ    $128, SI
-	ADDQ    R8, DI
 	DECQ    CX
 	JNZ     zero
 	JMP     next
 
 withbeta:
-	VMULPS    (SI), Z30, Z0
-	VMULPS    64(SI), Z30, Z1
-	VMOVUPS.Z (DI), K1, Z2
-	VMOVUPS.Z 64(DI), K2, Z3
-	VMULPS    Z31, Z2, Z2
-	VMULPS    Z31, Z3, Z3
-	VADDPS    Z2, Z0, Z0
-	VADDPS    Z3, Z1, Z1
-	VMOVUPS   Z0, K1, (DI)
-	VMOVUPS   Z1, K2, 64(DI)
-	ADDQ      $128, SI
-	ADDQ      R8, DI
-	DECQ      CX
-	JNZ       withbeta
-	JMP       next
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	STOREB(Z0, Z1)
+	ADDQ    $128, SI
+	DECQ    CX
+	JNZ     withbeta
+	JMP     next
 
 withbias:
 	VMOVUPS.Z (R10), K1, Z28
@@ -162,14 +154,10 @@ withbias:
 	ADDQ      $128, R10
 
 biasrows:
-	VMULPS  (SI), Z30, Z0
-	VMULPS  64(SI), Z30, Z1
-	VADDPS  Z28, Z0, Z0
-	VADDPS  Z29, Z1, Z1
-	VMOVUPS Z0, K1, (DI)
-	VMOVUPS Z1, K2, 64(DI)
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	STOREA(Z0, Z1)
 	ADDQ    $128, SI
-	ADDQ    R8, DI
 	DECQ    CX
 	JNZ     biasrows
 

@@ -1,5 +1,6 @@
 // The C tile's stores, shared by the kernels of kernel_amd64.s (AVX512_BF16)
-// and emulated_amd64.s (AVX-512F): the 8 rows' accumulators are Z0..Z15
+// and emulated_amd64.s (AVX-512F), whose row stores amx_amd64.s's tile
+// strip uses too (its rows loaded from scratch into Z0, Z1): the 8 rows' accumulators are Z0..Z15
 // (row i in Z(2i), Z(2i+1)), alpha is in Z30, beta in Z31, the bias (when
 // there is one) in Z28 and Z29, the columns to store in K1 and K2, ldc in
 // bytes in R8, and the row being stored at R9. The fp32 kernel
