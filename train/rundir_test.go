@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,10 +70,13 @@ func TestWallSecondsMatchTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2% and 50 ms of slack for a loaded machine's scheduling; counting
-	// the time before each checkpoint again made it several times too
-	// large.
-	if math.Abs(sum.WallSeconds-outside) > 0.02*outside+0.05 {
+	// The run's clock starts and stops inside the call, so it cannot
+	// exceed the outside one (5 ms for the clocks); counting the time
+	// before each checkpoint again made it several times too large. What
+	// the call does before and after its clock (validating the config,
+	// writing the summary) may take tens of milliseconds on a loaded
+	// machine: a quarter of the run and 100 ms of slack below.
+	if sum.WallSeconds > outside+0.005 || sum.WallSeconds < 0.75*outside-0.1 {
 		t.Errorf("wall_seconds %.3f, measured outside %.3f", sum.WallSeconds, outside)
 	}
 	ms := readMetrics(t, cfg.Out)

@@ -128,7 +128,10 @@ func Train(ctx context.Context, cfg Config, opt Options) (*Summary, error) {
 	} else {
 		comm = nil
 	}
-	fp := fingerprintOf(cfg)
+	var fp fingerprint // checked only across ranks: one process skips hashing its executable
+	if comm != nil {
+		fp = fingerprintOf(cfg)
+	}
 	if err := checkSame(comm, fp, 2); err != nil { // the config and the program
 		return nil, err
 	}
